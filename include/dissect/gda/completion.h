@@ -1,0 +1,116 @@
+// Completions: consuming the send CQ and waiting for a WQEBB index to be retired.
+//
+// One CQE with wqe_counter = w retires every WQE up to and including the one starting at w
+// (send queues complete in order), so `cons_idx` becomes w plus that WQE's size in WQEBBs, read
+// from its control segment, which stays intact until cons_idx passes it. The CQ is polled with
+// the owner bit (rdma-core get_sw_cqe); the last word of the CQE (wqe_counter | signature |
+// op_own) is read with one load of the policy's scope, as DOCA does.
+//
+// Sharing::shared pollers claim a CQE with a CAS on cq_ci after reading it, so a stale read is
+// discarded rather than acted on.
+#pragma once
+
+#include <cstdint>
+
+#include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
+#include "dissect/gda/status.h"
+#include "dissect/mlx5/cqe.h"
+#include "dissect/mlx5/ring.h"
+#include "dissect/nic/handles.h"
+
+namespace dissect::gda {
+
+// exclusive: one thread drives the QP (no atomics on its counters). shared: several threads of one
+// GPU (or host threads) reserve, publish, ring and poll it concurrently.
+enum class Sharing { exclusive, shared };
+
+template <Sharing S, typename T>
+DISSECT_HD inline T counter_load(T* p) {
+  if constexpr (S == Sharing::exclusive) return *p;
+  return load_acquire<Scope::gpu>(p);
+}
+
+struct CqeTail {
+  uint16_t wqe_counter;
+  uint8_t op_own;
+};
+
+template <typename Ordering>
+DISSECT_HD inline CqeTail read_cqe_tail(const mlx5::mlx5_cqe64* cqe) {
+  // Bytes 60..63: wqe_counter (BE16), signature, op_own.
+  const uint32_t word =
+      Ordering::poll_load(reinterpret_cast<uint32_t*>(const_cast<mlx5::mlx5_cqe64*>(cqe)) + 15);
+  const uint16_t counter_be = static_cast<uint16_t>(word & 0xffff);
+  return CqeTail{mlx5::byte_swap(counter_be), static_cast<uint8_t>(word >> 24)};
+}
+
+// Records the first error CQE in the QP's state; later ones keep the first.
+DISSECT_HD inline void record_cq_error(const nic::QpHandle& qp, const mlx5::mlx5_cqe64* cqe,
+                                       uint64_t wqe_start) {
+  const auto* error = reinterpret_cast<const mlx5::mlx5_err_cqe*>(cqe);
+  const uint32_t opcode = error->s_wqe_opcode_qpn.value() >> 24;
+  const uint32_t code = nic::SEND_QUEUE_ERROR_VALID | (opcode << 8) | error->syndrome;
+  if (compare_exchange<Scope::gpu>(&qp.state->error, 0u, code)) {
+    store_relaxed<Scope::gpu>(&qp.state->error_wqe, wqe_start);
+  }
+}
+
+// Consumes every CQE available now; returns how many. Never waits.
+template <typename Ordering, Sharing S>
+DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
+  nic::SendQueueState* state = qp.state;
+  const nic::CqHandle& cq = qp.send_cq;
+  uint32_t consumed = 0;
+  for (;;) {
+    const uint64_t ci = counter_load<S>(&state->cq_ci);
+    const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
+    const CqeTail tail = read_cqe_tail<Ordering>(cqe);
+    if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, cq.cqe_count)) return consumed;
+    const uint64_t start = mlx5::widen_index16(tail.wqe_counter, counter_load<S>(&state->prod_idx));
+    const auto* ctrl = reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
+    const uint32_t ds = mlx5::ctrl_ds(*ctrl);
+    const uint64_t retired = start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+    const bool failed = mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR;
+    if constexpr (S == Sharing::exclusive) {
+      state->cq_ci = ci + 1;
+      if (failed) record_cq_error(qp, cqe, start);
+      if (retired > state->cons_idx) state->cons_idx = retired;
+    } else {
+      if (!compare_exchange<Scope::gpu>(&state->cq_ci, ci, ci + 1)) continue;
+      if (failed) record_cq_error(qp, cqe, start);
+      fetch_max<Scope::gpu>(&state->cons_idx, retired);
+    }
+    ++consumed;
+  }
+}
+
+// Waits until every WQEBB below `index` is retired. Returns cq_error as soon as the QP reports an
+// error CQE, timeout (after printing the QP and the index) when `timeout_ns` passes.
+template <typename Ordering, Sharing S>
+DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index,
+                                         uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
+  uint64_t began = 0;
+  for (;;) {
+    // Error first: an error CQE also advances cons_idx, and the WQEs it retired did not execute.
+    if (counter_load<S>(&qp.state->error) != 0) return Status::cq_error;
+    if (counter_load<S>(&qp.state->cons_idx) >= index) return Status::ok;
+    if (poll_cq<Ordering, S>(qp) != 0) continue;
+    const uint64_t now = now_ns();
+    if (began == 0) began = now;
+    if (now - began > timeout_ns) {
+      return report_timeout("completion", qp.qpn, index, counter_load<S>(&qp.state->cons_idx),
+                            now - began);
+    }
+    spin_pause();
+  }
+}
+
+// Completes everything this QP has published. The last published WQE must be signalled.
+template <typename Ordering, Sharing S>
+DISSECT_HD inline Status quiet(const nic::QpHandle& qp,
+                               uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
+  return wait_completion<Ordering, S>(qp, counter_load<S>(&qp.state->ready_head), timeout_ns);
+}
+
+}  // namespace dissect::gda

@@ -1,0 +1,155 @@
+// The ordering configurations of the paper's Table 4, chosen at compile time.
+//
+// Two requirements make a GPU-built WQE safe (paper §3.2): (1) the WQE and source-payload stores
+// are visible to the NIC before the doorbell that announces them; (2) when one thread rings for
+// WQEs other threads wrote, each writer's stores are visible before the ringing thread sees its
+// slot as ready (gda/submit.h covers (2) with an acquire-release publication counter; the fences
+// below are cumulative, so they carry the writers' stores along).
+//
+// Each policy is a tag type with the three steps of the doorbell path and the load the CQ poller
+// uses; the poll load has the scope of the policy's stores. A policy is correct only for an
+// observer inside its scope: GPU scope is enough when the NIC model is a kernel on the same GPU,
+// and is NOT enough for a NIC or host-thread engine reading host memory over PCIe; that mismatch
+// is one of the things the suite measures.
+#pragma once
+
+#include <cstdint>
+
+#include "dissect/common/atomic.h"
+#include "dissect/mlx5/endian.h"
+
+namespace dissect::gda::ordering {
+
+// Stores with no ordering at all (a volatile store on the device, relaxed on the host).
+template <typename T>
+DISSECT_HD inline void plain_store(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<volatile T*>(p) = v;
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+template <typename T>
+DISSECT_HD inline T plain_load(T* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<volatile T*>(p);
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+// None (unsafe control): no fence anywhere; the NIC may see the doorbell before the WQE.
+struct unordered {
+  static constexpr const char* name = "none (unsafe control)";
+  static constexpr const char* key = "unordered";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) { plain_store(dbrec, v); }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) { plain_store(db, v); }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return plain_load(p); }
+};
+
+// One GPU-scope release fence after the WQE stores, then relaxed dbrec and doorbell stores
+// (DOCA GPUNetIO as bundled with NCCL GDAKI).
+struct gpu_fence {
+  static constexpr const char* name = "GPU-scope fence (DOCA, GDAKI)";
+  static constexpr const char* key = "gpu-fence";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    fence_release<Scope::gpu>();
+    plain_store(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    store_relaxed<Scope::system>(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
+};
+
+// As gpu_fence, plus a second GPU-scope fence between the doorbell record and the doorbell.
+struct gpu_fence_fenced_dbrec {
+  static constexpr const char* name = "+ fenced doorbell record";
+  static constexpr const char* key = "gpu-fence-dbrec";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    fence_release<Scope::gpu>();
+    plain_store(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    fence_release<Scope::gpu>();
+    store_relaxed<Scope::system>(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
+};
+
+// GPU-scope release stores for the dbrec and the doorbell (DeepEP's st.release.gpu).
+struct gpu_release_store {
+  static constexpr const char* name = "GPU-scope release store (DeepEP)";
+  static constexpr const char* key = "gpu-release";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    store_release<Scope::gpu>(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    store_release<Scope::gpu>(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
+};
+
+// __threadfence() (fence.sc.gpu) before the dbrec and before the doorbell (NVSHMEM's default).
+struct threadfence {
+  static constexpr const char* name = "__threadfence() (NVSHMEM)";
+  static constexpr const char* key = "threadfence";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    fence_sequential<Scope::gpu>();
+    plain_store(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    fence_sequential<Scope::gpu>();
+    plain_store(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
+};
+
+// System-scope release stores (st.release.sys): correct for a NIC or engine outside the GPU.
+struct system_release_store {
+  static constexpr const char* name = "System-scope release store";
+  static constexpr const char* key = "system-release";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    store_release<Scope::system>(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    store_release<Scope::system>(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
+};
+
+// __threadfence_system() (fence.sc.sys) before the dbrec and before the doorbell.
+struct system_fence {
+  static constexpr const char* name = "System-scope fence";
+  static constexpr const char* key = "system-fence";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    fence_sequential<Scope::system>();
+    plain_store(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    fence_sequential<Scope::system>();
+    plain_store(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
+};
+
+// Calls f.template operator()<Policy>() for every policy, in Table 4's row order.
+template <typename F>
+void for_each_policy(F&& f) {
+  f.template operator()<unordered>();
+  f.template operator()<gpu_fence>();
+  f.template operator()<gpu_fence_fenced_dbrec>();
+  f.template operator()<gpu_release_store>();
+  f.template operator()<threadfence>();
+  f.template operator()<system_release_store>();
+  f.template operator()<system_fence>();
+}
+
+}  // namespace dissect::gda::ordering

@@ -1,0 +1,160 @@
+// Building mini-gda's WQEs in the send ring: RDMA WRITE with a pointer or an inline payload, WRITE
+// WITH IMMEDIATE, 8-byte FETCH_ADD and NOP. Each builder writes whole 16-byte segments addressed
+// through the ring, so a WQE that straddles the end of the ring wraps to slot 0 segment by segment.
+//
+// Caller: the thread that reserved `index` (gda/submit.h). Nothing here orders or publishes.
+#pragma once
+
+#include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
+
+#include "dissect/mlx5/ring.h"
+#include "dissect/mlx5/wqe.h"
+#include "dissect/nic/handles.h"
+
+namespace dissect::gda {
+
+struct WriteRequest {
+  uint64_t local_address;
+  uint32_t lkey;
+  uint32_t length;
+  uint64_t remote_address;
+  uint32_t rkey;
+};
+
+struct InlineWriteRequest {
+  const void* payload;
+  uint32_t length;  // at most QpHandle::max_inline
+  uint64_t remote_address;
+  uint32_t rkey;
+};
+
+struct FetchAddRequest {
+  uint64_t remote_address;  // 8-byte aligned
+  uint32_t rkey;
+  uint64_t addend;
+  uint64_t result_address;  // receives the value before the add
+  uint32_t result_lkey;
+};
+
+// Whether the NIC writes a CQE for this WQE. An unsignalled WQE is retired by the next CQE.
+enum class Completion : uint8_t { unsignaled = 0, signaled = mlx5::MLX5_WQE_CTRL_CQ_UPDATE };
+
+// One 16-byte segment, built in registers and stored at once (st.v4 on the device).
+struct alignas(16) Segment {
+  uint8_t bytes[16];
+};
+
+DISSECT_HD inline void store_segment(uint8_t* destination, const Segment& segment) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<int4*>(destination) = *reinterpret_cast<const int4*>(&segment);
+#else
+  std::memcpy(destination, &segment, sizeof segment);
+#endif
+}
+
+template <typename T>
+DISSECT_HD inline Segment as_segment(const T& value) {
+  static_assert(sizeof(T) == 16, "a WQE segment is 16 bytes");
+  Segment s;
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<int4*>(&s) = *reinterpret_cast<const int4*>(&value);
+#else
+  std::memcpy(&s, &value, sizeof s);
+#endif
+  return s;
+}
+
+DISSECT_HD inline void write_ctrl(const nic::QpHandle& qp, uint64_t index, uint8_t opcode,
+                                  uint32_t ds, Completion completion, mlx5::be32 immediate) {
+  mlx5::mlx5_wqe_ctrl_seg ctrl;
+  mlx5::set_ctrl_seg(&ctrl, static_cast<uint16_t>(index), opcode, 0, qp.qpn,
+                     static_cast<uint8_t>(completion), static_cast<uint8_t>(ds), 0, immediate);
+  store_segment(qp.sq.segment(index, 0), as_segment(ctrl));
+}
+
+DISSECT_HD inline void write_raddr(const nic::QpHandle& qp, uint64_t index, uint64_t address,
+                                   uint32_t rkey) {
+  mlx5::mlx5_wqe_raddr_seg raddr;
+  mlx5::set_raddr_seg(&raddr, address, rkey);
+  store_segment(qp.sq.segment(index, 1), as_segment(raddr));
+}
+
+DISSECT_HD inline void write_data(const nic::QpHandle& qp, uint64_t index, uint32_t ds_offset,
+                                  uint32_t length, uint32_t lkey, uint64_t address) {
+  mlx5::mlx5_wqe_data_seg data;
+  mlx5::set_data_seg(&data, length, lkey, address);
+  store_segment(qp.sq.segment(index, ds_offset), as_segment(data));
+}
+
+// WQEBBs each kind of WQE takes.
+DISSECT_HD constexpr uint32_t write_wqebbs() { return 1; }
+DISSECT_HD constexpr uint32_t inline_write_wqebbs(uint32_t length) {
+  return mlx5::wqebbs_for_ds(mlx5::rc_write_inline_ds(length));
+}
+DISSECT_HD constexpr uint32_t fetch_add_wqebbs() { return 1; }
+
+DISSECT_HD inline void write_rdma_write_wqe(const nic::QpHandle& qp, uint64_t index,
+                                            const WriteRequest& r, Completion completion) {
+  write_raddr(qp, index, r.remote_address, r.rkey);
+  write_data(qp, index, 2, r.length, r.lkey, r.local_address);
+  write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS, completion,
+             mlx5::be32{0});
+}
+
+// `immediate` is delivered to the responder's receive CQE as given (big-endian, as verbs defines
+// imm_data).
+DISSECT_HD inline void write_rdma_write_imm_wqe(const nic::QpHandle& qp, uint64_t index,
+                                                const WriteRequest& r, mlx5::be32 immediate,
+                                                Completion completion) {
+  write_raddr(qp, index, r.remote_address, r.rkey);
+  write_data(qp, index, 2, r.length, r.lkey, r.local_address);
+  write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS, completion, immediate);
+}
+
+// The inline segment: a BE32 header (length | MLX5_INLINE_SEG) and the payload, padded to 16 B.
+DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t index,
+                                            const void* payload, uint32_t length) {
+  const uint8_t* in = static_cast<const uint8_t*>(payload);
+  const uint32_t chunks = mlx5::inline_ds(length);
+  const mlx5::be32 header = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG);
+  uint32_t taken = 0;
+  for (uint32_t c = 0; c < chunks; ++c) {
+    Segment s{};
+    uint32_t at = 0;
+    if (c == 0) {
+      for (; at < 4; ++at) s.bytes[at] = reinterpret_cast<const uint8_t*>(&header.raw)[at];
+    }
+    for (; at < 16 && taken < length; ++at, ++taken) s.bytes[at] = in[taken];
+    store_segment(qp.sq.segment(index, 2 + c), s);
+  }
+}
+
+DISSECT_HD inline void write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint64_t index,
+                                                   const InlineWriteRequest& r,
+                                                   Completion completion) {
+  write_raddr(qp, index, r.remote_address, r.rkey);
+  write_inline_payload(qp, index, r.payload, r.length);
+  write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length),
+             completion, mlx5::be32{0});
+}
+
+DISSECT_HD inline void write_fetch_add_wqe(const nic::QpHandle& qp, uint64_t index,
+                                           const FetchAddRequest& r, Completion completion) {
+  write_raddr(qp, index, r.remote_address, r.rkey);
+  mlx5::mlx5_wqe_atomic_seg atomic;
+  mlx5::set_atomic_fetch_add_seg(&atomic, r.addend);
+  store_segment(qp.sq.segment(index, 2), as_segment(atomic));
+  write_data(qp, index, 3, 8, r.result_lkey, r.result_address);
+  write_ctrl(qp, index, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS, completion,
+             mlx5::be32{0});
+}
+
+DISSECT_HD inline void write_nop_wqe(const nic::QpHandle& qp, uint64_t index,
+                                     Completion completion) {
+  write_ctrl(qp, index, mlx5::MLX5_OPCODE_NOP, 1, completion, mlx5::be32{0});
+}
+
+}  // namespace dissect::gda

@@ -1,0 +1,73 @@
+// Device handles: what a submitter (a GPU thread, or a host thread standing in for one) needs to
+// drive a queue pair. Plain, trivially copyable, size-pinned: a provider fills them on the host and
+// copies them by value into a kernel argument or a host thread's closure.
+//
+// Every index counts 64-byte WQEBBs and is free-running (never masked) unless its comment says so.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "dissect/mlx5/cqe.h"
+#include "dissect/mlx5/doorbell.h"
+#include "dissect/mlx5/ring.h"
+
+namespace dissect::telemetry {
+struct QpCounters;  // per-QP telemetry slot (telemetry/counters.h); null when telemetry is off
+}
+
+namespace dissect::nic {
+
+// Submitter-side progress of one send queue (NVSHMEM's "management block"). It lives in the same
+// memory as the queue (GPU memory for GPU-resident queues) and is touched only by submitters and
+// pollers, never by the NIC.
+struct alignas(64) SendQueueState {
+  uint64_t resv_head;   // next WQEBB to reserve: WQEBBs below it are owned by some submitter
+  uint64_t ready_head;  // WQEBBs below it are written and published in reservation order
+  uint64_t prod_idx;    // WQEBBs below it are announced by a doorbell
+  uint64_t cons_idx;    // WQEBBs below it are completed (retired by a CQE); slots may be reused
+  uint64_t cq_ci;       // CQEs consumed from the send CQ (free-running)
+  uint32_t post_lock;   // serialises dbrec + doorbell stores among submitters (0 free, 1 held)
+  uint32_t error;       // first error CQE seen: syndrome | opcode << 8 | 1 << 16 (0 = none)
+  uint64_t error_wqe;   // WQEBB index (widened) of the WQE that failed
+  uint64_t reserved[1];
+};
+static_assert(sizeof(SendQueueState) == 64);
+
+inline constexpr uint32_t SEND_QUEUE_ERROR_VALID = 1u << 16;
+DISSECT_HD constexpr uint8_t send_queue_error_syndrome(uint32_t error) { return error & 0xff; }
+
+struct CqHandle {
+  mlx5::mlx5_cqe64* cqes;  // cqe_count entries of 64 B
+  uint32_t cqe_count;      // power of two
+  uint32_t cqn;
+  mlx5::be32* dbrec;       // CQ doorbell record word MLX5_CQ_SET_CI (unused with overrun ignore)
+};
+
+struct QpHandle {
+  mlx5::send_ring sq;           // the send queue's WQEBB ring
+  uint32_t qpn;
+  uint32_t max_inline;          // largest inline payload in bytes the QP accepts
+  mlx5::be32* dbrec_send;       // &dbrec.send_counter
+  uint64_t* doorbell;           // the UAR doorbell register: one 8-byte store rings it
+  SendQueueState* state;
+  CqHandle send_cq;             // one send CQ per QP: its CQEs name only this QP
+  telemetry::QpCounters* telemetry;  // null when telemetry is off or the QP has no slot
+};
+
+// Receive side of a QP, for RDMA WRITE WITH IMMEDIATE: each one consumes a receive WQE and writes a
+// responder CQE carrying the immediate.
+struct RecvQueueHandle {
+  mlx5::mlx5_wqe_data_seg* rq;  // one 16 B scatter entry per receive WQE (zero-length allowed)
+  uint32_t wqe_count;           // power of two
+  mlx5::be32* dbrec_recv;       // &dbrec.rcv_counter
+  uint64_t* head;               // receive WQEs posted (free-running); submitter-owned
+  CqHandle recv_cq;
+  uint64_t* recv_cq_ci;         // CQEs consumed from the receive CQ (free-running)
+};
+
+static_assert(std::is_trivially_copyable_v<QpHandle>);
+static_assert(std::is_trivially_copyable_v<CqHandle>);
+static_assert(std::is_trivially_copyable_v<RecvQueueHandle>);
+
+}  // namespace dissect::nic

@@ -1,0 +1,95 @@
+// The nic layer: host-side resources of one NIC, whichever provider consumes the queues.
+//
+// Contract
+//  - A `Nic` is opened by provider name ("softnic" everywhere; "mlx5" where rdma-core and a
+//    ConnectX exist). Every object below is owned by the caller through unique_ptr and must be
+//    destroyed before the Nic that made it.
+//  - Queue memory is allocated by the provider in the requested placement (host memory, pinned and
+//    mapped to the GPU when CUDA is present; or GPU memory). The submitter only ever sees a
+//    `QpHandle` (handles.h): plain pointers to the send ring, doorbell record, doorbell register,
+//    send CQ and submitter state.
+//  - Registration and QP creation are host-thread calls, not thread-safe against each other on one
+//    protection domain; submission through handles is the data path and never calls back here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "dissect/nic/handles.h"
+
+namespace dissect::nic {
+
+enum class Placement { host, gpu };
+const char* to_string(Placement placement);
+Placement placement_from_string(const std::string& name);  // throws InvalidArgument naming it
+
+// Access flags, with the values of IBV_ACCESS_*.
+enum Access : uint32_t {
+  ACCESS_LOCAL_WRITE = 1,
+  ACCESS_REMOTE_WRITE = 2,
+  ACCESS_REMOTE_READ = 4,
+  ACCESS_REMOTE_ATOMIC = 8,
+};
+inline constexpr uint32_t ACCESS_ALL =
+    ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
+
+struct MemoryRegion {
+  void* address = nullptr;
+  size_t length = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+  uint32_t access = 0;
+};
+
+struct QpAttributes {
+  uint32_t sq_wqebbs = 256;   // send queue depth in 64 B WQEBBs: a power of two, 1..32768
+  uint32_t cq_entries = 0;    // send CQ depth; 0 = sq_wqebbs (one CQE per WQEBB can never overrun)
+  uint32_t rq_wqes = 0;       // receive queue depth (power of two) for WRITE WITH IMM; 0 = none
+  uint32_t max_inline = 220;  // largest inline payload requested, bytes
+  Placement placement = Placement::host;
+  int telemetry_channel = -1; // telemetry channel this QP belongs to; -1 = the NIC's default
+};
+
+// What a peer needs to connect to a QP (exchanged out of band by the bootstrap).
+struct QpEndpoint {
+  uint32_t qpn = 0;
+  uint32_t nic_id = 0;    // softnic: the instance; mlx5: unused
+  uint16_t lid = 0;
+  uint8_t gid[16] = {};
+};
+
+class QueuePair {
+ public:
+  virtual ~QueuePair() = default;
+  virtual uint32_t qpn() const = 0;
+  virtual QpHandle handle() const = 0;
+  virtual RecvQueueHandle recv_handle() const = 0;  // rq == nullptr when the QP has no RQ
+  virtual QpEndpoint endpoint() const = 0;
+  // RESET -> INIT -> RTR -> RTS towards `remote`.
+  virtual void connect(const QpEndpoint& remote) = 0;
+};
+
+class ProtectionDomain {
+ public:
+  virtual ~ProtectionDomain() = default;
+  virtual MemoryRegion register_memory(void* address, size_t length, uint32_t access) = 0;
+  virtual void deregister_memory(const MemoryRegion& region) = 0;
+  virtual std::unique_ptr<QueuePair> create_qp(const QpAttributes& attributes) = 0;
+};
+
+class Nic {
+ public:
+  virtual ~Nic() = default;
+  virtual std::string provider() const = 0;
+  virtual std::unique_ptr<ProtectionDomain> create_pd() = 0;
+  // Memory the NIC and the submitter can both reach, in `placement`. Zero-filled.
+  virtual void* allocate(size_t bytes, Placement placement) = 0;
+  virtual void release(void* address) = 0;
+};
+
+// Validates a queue depth: a power of two in [1, limit]; throws InvalidArgument naming `what`.
+void check_queue_depth(const char* what, uint64_t depth, uint64_t limit);
+
+}  // namespace dissect::nic

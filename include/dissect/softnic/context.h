@@ -1,0 +1,88 @@
+// The softnic's "hardware" state: what a ConnectX keeps in its QP, CQ and memory-key contexts.
+//
+// These structs live in memory the engine reaches (host memory for the host-thread engine, GPU
+// memory for the engine kernel) and are touched only by the engine once a QP is connected; the
+// host API writes them before publishing `state` with a release store.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "dissect/mlx5/cqe.h"
+#include "dissect/mlx5/doorbell.h"
+#include "dissect/mlx5/ring.h"
+
+namespace dissect::softnic {
+
+enum QpState : uint32_t { QP_STATE_RESET = 0, QP_STATE_RTS = 3, QP_STATE_ERROR = 6 };
+
+// Memory key context. Keys are `index << 8 | tag`: the tag catches reuse of a stale key.
+struct MrEntry {
+  uint64_t address;
+  uint64_t length;
+  uint32_t key;
+  uint32_t access;  // nic::Access flags
+  uint32_t pd;
+  uint32_t valid;   // published last with a release store
+};
+
+struct CqContext {
+  mlx5::mlx5_cqe64* cqes;
+  uint32_t cqe_count;  // power of two
+  uint32_t cqn;
+  uint64_t produced;   // CQEs written (free-running): sets the slot and the owner bit
+};
+
+// The counters a NIC keeps, per QP; the canonical names are those of telemetry's hw vocabulary.
+struct ModelCounters {
+  uint64_t doorbells;        // doorbell register updates observed
+  uint64_t wqes_executed;    // send WQEs consumed (any outcome)
+  uint64_t tx_bytes;         // payload bytes sent
+  uint64_t tx_packets;       // messages sent
+  uint64_t rx_bytes;         // payload bytes written into this QP's PD by peers
+  uint64_t rx_packets;
+  uint64_t cqes_written;
+  uint64_t error_cqes;
+  uint64_t bad_doorbells;    // doorbells with a foreign QPN or an index behind the consumer
+};
+
+struct NicTables;
+
+struct QpContext {
+  uint32_t qpn;
+  uint32_t state;  // QpState; RTS is published last with a release store
+  uint32_t pd;
+  uint32_t remote_qp_index;     // index of the connected QP in `remote_nic`'s table
+  NicTables* remote_nic;      // the NIC that owns the connected QP (may be this one)
+  mlx5::send_ring sq;
+  mlx5::mlx5_qp_dbrec* dbrec;
+  uint64_t* doorbell;           // the UAR register this QP's submitter stores to
+  uint64_t sq_consumer;         // WQEBBs consumed (free-running)
+  uint64_t last_doorbell;       // last doorbell value acted on
+  uint64_t sq_target;           // highest WQEBB index announced by a doorbell (free-running)
+  CqContext send_cq;
+  mlx5::mlx5_wqe_data_seg* rq;  // receive WQEs, one data segment each; null = no RQ
+  uint32_t rq_wqe_count;
+  uint32_t reserved;
+  uint64_t rq_consumer;
+  CqContext recv_cq;
+  ModelCounters counters;
+};
+
+// One NIC's tables, fixed capacity, allocated once in engine-reachable memory.
+struct NicTables {
+  uint32_t nic_id;
+  uint32_t mr_capacity;
+  uint32_t qp_capacity;
+  uint32_t qp_count;  // QPs created; grows with a release store after the context is written
+  MrEntry* mrs;
+  QpContext* qps;
+};
+
+inline constexpr uint32_t QPN_BASE = 0x100;  // qpn = QPN_BASE + index; 0..0xff reserved as on mlx5
+inline constexpr uint64_t MAX_MESSAGE_BYTES = 1ull << 31;  // 2 GiB, the mlx5 max message size
+
+static_assert(std::is_trivially_copyable_v<QpContext>);
+static_assert(std::is_trivially_copyable_v<NicTables>);
+
+}  // namespace dissect::softnic

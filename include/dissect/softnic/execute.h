@@ -1,0 +1,294 @@
+// How the softnic consumes a send queue: the same code runs in the host-thread engine and in the
+// engine kernel, so both validate and execute WQEs identically.
+//
+// Per WQE, as a ConnectX does: read the control segment at the consumer index; check that it names
+// this WQE (index and QPN) and has a sane ds; check every key, bound and permission before any byte
+// moves; move the payload; write the responder CQE (WRITE WITH IMM), then the requester CQE if the
+// WQE is signalled or failed. After an error CQE the QP is in the error state and every later WQE
+// completes with a flush error. Syndromes follow the PRM (research/gda.md §3.1):
+//   stale WQE, foreign QPN, ds 0, unknown opcode, ds too short  -> LOCAL_QP_OP_ERR   (0x02)
+//   bad lkey, local bound, local access flag                    -> LOCAL_PROT_ERR    (0x04)
+//   message over 2 GiB                                          -> LOCAL_LENGTH_ERR  (0x01)
+//   bad rkey, remote bound, missing remote permission, misaligned atomic -> REMOTE_ACCESS_ERR (0x13)
+//   WRITE WITH IMM with no receive WQE posted at the responder  -> RNR_RETRY_EXC_ERR (0x16)
+//   any WQE after the QP entered the error state                -> WR_FLUSH_ERR      (0x05)
+#pragma once
+
+#include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
+
+#include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
+#include "dissect/softnic/context.h"
+
+namespace dissect::softnic {
+
+struct WqeOutcome {
+  uint8_t syndrome;   // 0 = success
+  uint8_t opcode;     // mlx5 opcode of the WQE
+  bool signaled;      // the WQE asked for a CQE (ce = 2)
+  uint32_t wqebbs;    // WQEBBs the WQE occupies (1 when its ctrl segment is unusable)
+  uint64_t bytes;     // payload bytes moved
+};
+
+DISSECT_HD inline void copy_bytes(void* destination, const void* source, uint64_t length) {
+#if defined(__CUDA_ARCH__)
+  uint8_t* out = static_cast<uint8_t*>(destination);
+  const uint8_t* in = static_cast<const uint8_t*>(source);
+  const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in)) & 7) == 0;
+  uint64_t i = 0;
+  if (aligned) {
+    for (; i + 8 <= length; i += 8) {
+      *reinterpret_cast<uint64_t*>(out + i) = *reinterpret_cast<const uint64_t*>(in + i);
+    }
+  }
+  for (; i < length; ++i) out[i] = in[i];
+#else
+  std::memcpy(destination, source, length);
+#endif
+}
+
+DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key) {
+  const uint32_t index = key >> 8;
+  if (index >= nic.mr_capacity) return nullptr;
+  const MrEntry* entry = &nic.mrs[index];
+  if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) == 0) return nullptr;
+  return entry->key == key ? entry : nullptr;
+}
+
+DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t length) {
+  return address >= entry.address && length <= entry.length &&
+         address - entry.address <= entry.length - length;
+}
+
+// 0 when `key` names a region of protection domain `pd` covering [address, address + length)
+// with every flag of `access`.
+DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t key, uint64_t address,
+                                  uint64_t length, uint32_t access) {
+  const MrEntry* entry = find_mr(nic, key);
+  return entry != nullptr && entry->pd == pd && (entry->access & access) == access &&
+         covers(*entry, address, length);
+}
+
+// Writes CQE number `cq.produced`: every byte but op_own first, then op_own with release, so a
+// poller that sees the new owner bit sees the whole entry (rdma-core reads op_own, then rmb()).
+DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode) {
+  mlx5::mlx5_cqe64* slot = &cq.cqes[cq.produced & (cq.cqe_count - 1)];
+  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, cq.produced, cq.cqe_count);
+  uint64_t* words = reinterpret_cast<uint64_t*>(slot);
+  const uint64_t* source = reinterpret_cast<const uint64_t*>(&cqe);
+  for (int i = 0; i < 7; ++i) words[i] = source[i];
+  slot->sop_drop_qpn = cqe.sop_drop_qpn;
+  slot->wqe_counter = cqe.wqe_counter;
+  slot->signature = 0;
+#if defined(__CUDA_ARCH__)
+  fence_release<Scope::system>();
+  *reinterpret_cast<volatile uint8_t*>(&slot->op_own) = op_own;
+#else
+  __atomic_store_n(&slot->op_own, op_own, __ATOMIC_RELEASE);
+#endif
+  ++cq.produced;
+}
+
+DISSECT_HD inline void complete_requester(QpContext& qp, uint64_t wqe_start,
+                                          const WqeOutcome& outcome) {
+  mlx5::mlx5_cqe64 cqe{};
+  cqe.wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(wqe_start));
+  cqe.sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qp.qpn);
+  cqe.timestamp = mlx5::be64::from_host(now_ns());
+  uint8_t cqe_opcode = mlx5::MLX5_CQE_REQ;
+  if (outcome.syndrome != 0) {
+    auto* error = reinterpret_cast<mlx5::mlx5_err_cqe*>(&cqe);
+    error->syndrome = outcome.syndrome;
+    cqe_opcode = mlx5::MLX5_CQE_REQ_ERR;
+    ++qp.counters.error_cqes;
+  } else {
+    cqe.byte_cnt = mlx5::be32::from_host(static_cast<uint32_t>(outcome.bytes));
+  }
+  write_cqe(qp.send_cq, cqe, cqe_opcode);
+  ++qp.counters.cqes_written;
+}
+
+// Receive WQEs the responder has posted and the NIC has not consumed (its RQ doorbell record
+// holds the 16-bit producer counter).
+DISSECT_HD inline uint32_t receive_wqes_available(QpContext& responder) {
+  if (responder.rq == nullptr) return 0;
+  const mlx5::be32 posted =
+      mlx5::be32::from_raw(load_acquire<Scope::system>(&responder.dbrec->rcv_counter.raw));
+  const uint16_t available = static_cast<uint16_t>(
+      static_cast<uint16_t>(posted.value()) - static_cast<uint16_t>(responder.rq_consumer));
+  return available <= responder.rq_wqe_count ? available : 0;
+}
+
+// The responder half of WRITE WITH IMM, after the payload has landed: consume one receive WQE and
+// report the immediate, so the responder's CQE never precedes the data it announces.
+DISSECT_HD inline void deliver_immediate(QpContext& responder, mlx5::be32 immediate,
+                                         uint64_t bytes) {
+  mlx5::mlx5_cqe64 cqe{};
+  cqe.imm_inval_pkey = immediate;
+  cqe.byte_cnt = mlx5::be32::from_host(static_cast<uint32_t>(bytes));
+  cqe.sop_drop_qpn = mlx5::be32::from_host(responder.qpn);
+  cqe.wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(responder.rq_consumer));
+  cqe.timestamp = mlx5::be64::from_host(now_ns());
+  write_cqe(responder.recv_cq, cqe, mlx5::MLX5_CQE_RESP_WR_IMM);
+  ++responder.rq_consumer;
+  ++responder.counters.cqes_written;
+}
+
+DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, uint64_t start,
+                                        const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
+                                        uint64_t* bytes) {
+  using namespace mlx5;
+  if (ds < 3) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(qp.sq.segment(start, 1));
+  const uint64_t remote_address = raddr->raddr.value();
+  const uint32_t rkey = raddr->rkey.value();
+  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, 2));
+  const bool is_inline = (first->byte_count.value() & MLX5_INLINE_SEG) != 0;
+
+  uint64_t length = 0;
+  if (is_inline) {
+    length = first->byte_count.value() & ~MLX5_INLINE_SEG;
+    if (2 + inline_ds(static_cast<uint32_t>(length)) > ds) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  } else {
+    for (uint32_t k = 2; k < ds; ++k) {
+      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, k));
+      const uint32_t count = seg->byte_count.value();
+      if (count & MLX5_INLINE_SEG) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+      if (!key_allows(local, qp.pd, seg->lkey.value(), seg->addr.value(), count, 0)) {
+        return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+      }
+      length += count;
+    }
+  }
+  if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+  NicTables& remote_nic = *qp.remote_nic;
+  QpContext& responder = remote_nic.qps[qp.remote_qp_index];
+  if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/)) {
+    return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+  }
+  const bool with_immediate = ctrl_opcode(ctrl) == MLX5_OPCODE_RDMA_WRITE_IMM;
+  if (with_immediate && receive_wqes_available(responder) == 0) {
+    return MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
+  }
+  uint8_t* out = reinterpret_cast<uint8_t*>(remote_address);
+  if (is_inline) {
+    copy_from_wqe(qp.sq, start, 2 * MLX5_SEND_WQE_DS + 4, out, static_cast<uint32_t>(length));
+  } else {
+    for (uint32_t k = 2; k < ds; ++k) {
+      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, k));
+      const uint32_t count = seg->byte_count.value();
+      copy_bytes(out, reinterpret_cast<const void*>(seg->addr.value()), count);
+      out += count;
+    }
+  }
+  if (with_immediate) deliver_immediate(responder, ctrl.imm, length);
+  responder.counters.rx_bytes += length;
+  ++responder.counters.rx_packets;
+  *bytes = length;
+  return 0;
+}
+
+DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& local, uint64_t start,
+                                            uint32_t ds, uint64_t* bytes) {
+  using namespace mlx5;
+  if (ds != RC_FETCH_ADD_DS) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(qp.sq.segment(start, 1));
+  const auto* atomic = reinterpret_cast<const mlx5_wqe_atomic_seg*>(qp.sq.segment(start, 2));
+  const auto* data = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, 3));
+  const uint64_t remote_address = raddr->raddr.value();
+  const uint64_t result_address = data->addr.value();
+  if (data->byte_count.value() != 8) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  if (!key_allows(local, qp.pd, data->lkey.value(), result_address, 8, 1 /*LOCAL_WRITE*/)) {
+    return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+  }
+  NicTables& remote_nic = *qp.remote_nic;
+  QpContext& responder = remote_nic.qps[qp.remote_qp_index];
+  if ((remote_address & 7) != 0 ||
+      !key_allows(remote_nic, responder.pd, raddr->rkey.value(), remote_address, 8,
+                  8 /*REMOTE_ATOMIC*/)) {
+    return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+  }
+  // Host byte order at the target, as ConnectX with atomic_req_8B_endianness_mode = 1.
+  const uint64_t old = fetch_add<Scope::system>(reinterpret_cast<uint64_t*>(remote_address),
+                                                atomic->swap_add.value());
+  *reinterpret_cast<uint64_t*>(result_address) = old;
+  *bytes = 8;
+  return 0;
+}
+
+DISSECT_HD inline WqeOutcome execute_wqe(QpContext& qp, const NicTables& local) {
+  using namespace mlx5;
+  const uint64_t start = qp.sq_consumer;
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
+  WqeOutcome outcome{0, ctrl_opcode(ctrl), ctrl_signaled(ctrl), 1, 0};
+  const uint32_t ds = ctrl_ds(ctrl);
+  if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != qp.qpn || ds == 0) {
+    outcome.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    return outcome;
+  }
+  outcome.wqebbs = wqebbs_for_ds(ds);
+  if (qp.state == QP_STATE_ERROR) {
+    outcome.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+    return outcome;
+  }
+  switch (outcome.opcode) {
+    case MLX5_OPCODE_NOP:
+      break;
+    case MLX5_OPCODE_RDMA_WRITE:
+    case MLX5_OPCODE_RDMA_WRITE_IMM:
+      outcome.syndrome = execute_write(qp, local, start, ctrl, ds, &outcome.bytes);
+      break;
+    case MLX5_OPCODE_ATOMIC_FA:
+      outcome.syndrome = execute_fetch_add(qp, local, start, ds, &outcome.bytes);
+      break;
+    default:
+      outcome.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  }
+  return outcome;
+}
+
+// Reads the doorbell register and raises `qp.sq_target` to the WQEBB index it announces, widened
+// against the consumer. A doorbell naming another QP, or an index more than a ring ahead, is
+// counted and ignored.
+DISSECT_HD inline void read_doorbell(QpContext& qp) {
+  const uint64_t doorbell = load_acquire<Scope::system>(qp.doorbell);
+  if (doorbell == qp.last_doorbell) return;
+  qp.last_doorbell = doorbell;
+  ++qp.counters.doorbells;
+  const uint16_t distance = static_cast<uint16_t>(mlx5::doorbell_wqe_index(doorbell) -
+                                                  static_cast<uint16_t>(qp.sq_consumer));
+  if (mlx5::doorbell_qpn(doorbell) != qp.qpn || distance > qp.sq.wqebb_count) {
+    ++qp.counters.bad_doorbells;
+    return;
+  }
+  const uint64_t announced = qp.sq_consumer + distance;
+  if (announced > qp.sq_target) qp.sq_target = announced;
+}
+
+// Consumes up to `budget` WQEs rung on `qp`; returns how many it executed.
+DISSECT_HD inline uint32_t service_qp(QpContext& qp, const NicTables& local, uint32_t budget) {
+  if (load_acquire<Scope::system>(&qp.state) == QP_STATE_RESET) return 0;
+  read_doorbell(qp);
+  uint32_t executed = 0;
+  while (qp.sq_consumer < qp.sq_target && executed < budget) {
+    const uint64_t start = qp.sq_consumer;
+    const WqeOutcome outcome = execute_wqe(qp, local);
+    qp.sq_consumer += outcome.wqebbs;
+    ++qp.counters.wqes_executed;
+    if (outcome.syndrome == 0) {
+      qp.counters.tx_bytes += outcome.bytes;
+      ++qp.counters.tx_packets;
+      if (outcome.signaled) complete_requester(qp, start, outcome);
+    } else {
+      qp.state = QP_STATE_ERROR;
+      complete_requester(qp, start, outcome);
+    }
+    ++executed;
+  }
+  return executed;
+}
+
+}  // namespace dissect::softnic

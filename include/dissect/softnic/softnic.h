@@ -1,0 +1,83 @@
+// The softnic: a software model of the mlx5 NIC interface (a PRM subset), and the default provider.
+//
+// It reads the same WQE bytes a ConnectX reads, validates them as hardware does, moves payloads,
+// writes CQEs (error CQEs with the PRM syndrome included) and keeps per-QP counters. An engine
+// consumes doorbells:
+//   - EngineKind::host_thread: a host thread polls every QP's doorbell register. Queues and
+//     payloads must be in host memory (pinned and mapped to the GPU when CUDA is present).
+//   - EngineKind::gpu_kernel: a persistent kernel (GPU builds only; see gpu_engine.h).
+// QPs of two SoftNic instances in one process can be connected to each other; each instance's
+// engine serves the send queues of its own QPs.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dissect/nic/nic.h"
+#include "dissect/softnic/context.h"
+
+namespace dissect::softnic {
+
+enum class EngineKind { host_thread, gpu_kernel };
+const char* to_string(EngineKind kind);
+
+struct SoftNicOptions {
+  uint32_t max_qps = 1024;
+  uint32_t max_mrs = 4096;
+  EngineKind engine = EngineKind::host_thread;
+  bool start_engine = true;  // start the engine on construction
+};
+
+class SoftNic : public nic::Nic {
+ public:
+  explicit SoftNic(const SoftNicOptions& options = {});
+  ~SoftNic() override;
+  SoftNic(const SoftNic&) = delete;
+  SoftNic& operator=(const SoftNic&) = delete;
+
+  std::string provider() const override { return "softnic"; }
+  std::unique_ptr<nic::ProtectionDomain> create_pd() override;
+  void* allocate(size_t bytes, nic::Placement placement) override;
+  void release(void* address) override;
+
+  // The engine. start() after stop() resumes where the queues are; stop() returns once the engine
+  // has finished the WQE it was executing.
+  void start();
+  void stop();
+  bool running() const { return running_.load(std::memory_order_acquire); }
+
+  uint32_t nic_id() const { return tables_.nic_id; }
+  NicTables& tables() { return tables_; }
+  // Counters of one QP (by QPN), read while the engine may run: each field is a snapshot.
+  ModelCounters counters(uint32_t qpn) const;
+  QpContext& context(uint32_t qpn);
+
+  // Lookup used by connect(): the process's SoftNic with this id, or throws naming it.
+  static SoftNic& find(uint32_t nic_id);
+
+ private:
+  friend class SoftProtectionDomain;
+  friend class SoftQueuePair;
+  void engine_loop();
+  uint32_t allocate_mr_slot();
+  uint32_t allocate_qp_slot();
+
+  SoftNicOptions options_;
+  NicTables tables_{};
+  std::vector<MrEntry> mrs_;
+  std::vector<QpContext> qps_;
+  std::mutex lock_;  // serialises control-path calls (registration, QP creation)
+  uint32_t next_pd_ = 1;
+  uint32_t mr_tag_ = 0;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::thread engine_;
+  std::vector<void*> allocations_;
+};
+
+}  // namespace dissect::softnic

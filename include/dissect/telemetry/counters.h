@@ -1,0 +1,312 @@
+// Per-QP telemetry counter block and the data-path hooks that update it.
+//
+// Contract
+// - Who calls: the transports. softnic and mini-proxy workers call the hooks from host threads on a
+//   block in host memory; mini-gda kernels call the same hooks from GPU threads on a block in GPU
+//   memory. The hooks are `DISSECT_HD` inline functions and compile with and without nvcc.
+// - Which slot: a transport resolves its QP's block once, at QP creation (Registry::track_qp), and
+//   keeps the pointer next to the QP. Nothing on the data path looks a slot up.
+// - Null slot: every hook takes the block by pointer and returns at once on null. A QP that got no
+//   slot (telemetry off, or the tables were full) therefore never tests anything before calling.
+// - Threads: any number of threads may update one block concurrently. Every update is a relaxed
+//   atomic read-modify-write: the counters are only read after the traffic is over (at finalise,
+//   or by the sampler, which tolerates a count that is a few WQEs stale), so no ordering against
+//   other memory is needed, only indivisibility.
+// - GPU memory: a block in GPU memory is updated with device-scope atomics and must be copied back
+//   (cudaMemcpy) after the kernels that use it have finished, then folded into the host slot with
+//   merge_from(). A block in host-mapped memory updated by the GPU while the host also updates it
+//   is not supported (device-scope atomics do not order against host atomics).
+// - Latency: on_post() says whether this WQE is in the 1-in-N latency sample. Only then does the
+//   caller read its clock and keep the stamp with the WQE (a zero stamp means "not sampled").
+//   Completion latency is measured by the caller's clock (CLOCK_MONOTONIC on the host, %globaltimer
+//   on the GPU: both in ns); clock_ns() below reads the right one for the side it runs on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "dissect/mlx5/endian.h"
+#include "dissect/mlx5/wqe.h"
+
+#if !defined(__CUDA_ARCH__)
+#include <time.h>
+#endif
+
+namespace dissect::telemetry {
+
+inline constexpr uint32_t kCountersLayoutVersion = 1;
+inline constexpr uint32_t kMaxHistogramBuckets = 16;
+// Payload-size buckets: bucket b holds sizes in (2^(b-1), 2^b] bytes, bucket 0 holds 0 and 1.
+inline constexpr uint32_t kWqeSizeBuckets = 32;
+// A latency sample stamp of zero means the WQE was not sampled.
+inline constexpr uint64_t kNotSampled = 0;
+
+// One QP's counters. Plain data: trivially copyable, size-pinned, the same bytes on host and GPU.
+// The first cache line is read-only after initialise_counters(): it carries what the hooks need to
+// know about the configuration, so a GPU hook needs nothing but this pointer.
+struct alignas(64) QpCounters {
+  // --- line 0: identity and configuration (written once at slot creation) ---
+  uint32_t layout_version;
+  uint32_t qp_number;
+  uint64_t sample_mask;        // N - 1; N is the 1-in-N latency sample interval, a power of two
+  uint32_t histogram_buckets;  // 1..kMaxHistogramBuckets
+  uint32_t reserved0;
+  uint64_t histogram_interval_ns;
+  uint64_t bucket_multiplier;  // floor(2^63 / interval) + 1: bucket = (latency * multiplier) >> 63
+  uint64_t last_bucket_ns;     // (buckets - 1) * interval: latencies at or above go to the last bucket
+  uint64_t reserved1[2];
+
+  // --- counters (every field an event count, bytes, or an extreme) ---
+  uint64_t num_wqe_sent;       // send WQEs posted; its pre-increment value selects the latency sample
+  uint64_t num_recv_wqe;       // receive WQEs posted
+  uint64_t num_wqe_rcvd;       // CQEs drained from the CQ, send and receive alike
+  uint64_t num_wqe_completed;  // CQEs matched to a posting of ours
+  uint64_t num_write_wqe;      // MLX5_OPCODE_RDMA_WRITE postings
+  uint64_t num_write_imm_wqe;  // MLX5_OPCODE_RDMA_WRITE_IMM postings
+  uint64_t num_wqebb;          // 64-byte basic blocks the posted WQEs occupied in the send ring
+  uint64_t tx_bytes;           // payload bytes posted for sending
+  uint64_t rx_bytes;           // payload bytes received (receive completions)
+  uint64_t num_cq_errors;      // CQEs drained with an error status
+  uint64_t cq_poll_count;      // CQ polls charged to this QP
+  uint64_t num_doorbells;      // doorbells rung
+  uint64_t doorbell_wqes;      // WQEs announced by those doorbells (sum)
+  uint64_t doorbell_wqes_min;  // fewest WQEs in one doorbell; UINT64_MAX when none rung
+  uint64_t doorbell_wqes_max;
+  uint64_t wqe_completion_ns_min;  // over the sampled completions; UINT64_MAX when none sampled
+  uint64_t wqe_completion_ns_max;
+  uint64_t reserved2[7];
+
+  uint64_t wqe_completion_histogram[kMaxHistogramBuckets];  // sampled completions per bucket
+  uint64_t wqe_size_histogram[kWqeSizeBuckets];             // posted send WQEs per payload-size bucket
+};
+
+static_assert(std::is_trivially_copyable_v<QpCounters>);
+static_assert(std::is_standard_layout_v<QpCounters>);
+static_assert(sizeof(QpCounters) == 640, "QpCounters is shared with GPU code: bump the layout version");
+static_assert(offsetof(QpCounters, num_wqe_sent) == 64);
+static_assert(offsetof(QpCounters, wqe_completion_histogram) == 256);
+
+// Counters that belong to a channel rather than a QP. num_req_completed counts requests, not WQEs
+// (one request may span several WQEs and QPs), so no sum over QP slots produces it: it is stored.
+struct alignas(64) ChannelCounters {
+  uint64_t num_req_completed;
+  uint64_t reserved[7];
+};
+static_assert(std::is_trivially_copyable_v<ChannelCounters>);
+static_assert(sizeof(ChannelCounters) == 64);
+
+// What a post hook needs to know about one send WQE.
+struct PostInfo {
+  uint64_t payload_bytes;
+  uint8_t opcode;        // mlx5_opcode
+  uint32_t wqe_bytes;    // the WQE's own size (ds * 16); rounded up to WQEBBs when counted
+};
+
+namespace detail {
+
+DISSECT_HD inline uint64_t relaxed_fetch_add(uint64_t* target, uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  static_assert(sizeof(unsigned long long) == sizeof(uint64_t));
+  return atomicAdd(reinterpret_cast<unsigned long long*>(target),
+                   static_cast<unsigned long long>(value));
+#else
+  return __atomic_fetch_add(target, value, __ATOMIC_RELAXED);
+#endif
+}
+
+DISSECT_HD inline void relaxed_min(uint64_t* target, uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
+#else
+  uint64_t seen = __atomic_load_n(target, __ATOMIC_RELAXED);
+  while (value < seen &&
+         !__atomic_compare_exchange_n(target, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
+DISSECT_HD inline void relaxed_max(uint64_t* target, uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
+#else
+  uint64_t seen = __atomic_load_n(target, __ATOMIC_RELAXED);
+  while (value > seen &&
+         !__atomic_compare_exchange_n(target, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
+// floor(a * b / 2^63) for a product below 2^127.
+DISSECT_HD inline uint64_t multiply_shift_63(uint64_t a, uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  uint64_t high = __umul64hi(a, b);
+  uint64_t low = a * b;
+  return (high << 1) | (low >> 63);
+#else
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 63);
+#endif
+}
+
+// Index of the highest set bit plus one (0 for 0): the payload-size bucket of ceil-log2 sizes.
+DISSECT_HD inline uint32_t size_bucket(uint64_t bytes) {
+  if (bytes <= 1) return 0;
+#if defined(__CUDA_ARCH__)
+  uint32_t bucket = 64 - __clzll(static_cast<long long>(bytes - 1));
+#else
+  uint32_t bucket = 64 - __builtin_clzll(bytes - 1);
+#endif
+  return bucket < kWqeSizeBuckets ? bucket : kWqeSizeBuckets - 1;
+}
+
+}  // namespace detail
+
+// Which histogram bucket a latency falls in: floor(latency / interval), clamped to the last bucket.
+// The multiplier is exact while latency * interval < 2^63 (multiplier * interval = 2^63 + e with
+// 1 <= e <= interval, so the error term stays below one bucket); latencies that reach the last
+// bucket are clamped before the multiply, and the configuration bounds the interval so that every
+// latency below the last bucket satisfies that condition.
+DISSECT_HD inline uint32_t latency_bucket(const QpCounters& qp, uint64_t latency_ns) {
+  if (latency_ns >= qp.last_bucket_ns) return qp.histogram_buckets - 1;
+  return static_cast<uint32_t>(detail::multiply_shift_63(latency_ns, qp.bucket_multiplier));
+}
+
+// The clock latencies are measured with, in ns: CLOCK_MONOTONIC on the host, %globaltimer on the GPU.
+// Never returns kNotSampled.
+DISSECT_HD inline uint64_t clock_ns() {
+#if defined(__CUDA_ARCH__)
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now | 1;
+#else
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec)) | 1;
+#endif
+}
+
+// --- hooks: call sites never test the pointer first ---
+
+// A send WQE was written to the ring. Returns true when the WQE is in the latency sample: the
+// caller then stamps it with clock_ns() and hands the stamp to on_completion_stamped().
+// One atomic add both counts the WQE and draws its sequence number, so selection is by posting
+// position (unbiased in latency) and exact: ceil(sent / N) WQEs are sampled.
+DISSECT_HD inline bool on_post(QpCounters* qp, const PostInfo& post) {
+  if (qp == nullptr) return false;
+  uint64_t sequence = detail::relaxed_fetch_add(&qp->num_wqe_sent, 1);
+  detail::relaxed_fetch_add(&qp->tx_bytes, post.payload_bytes);
+  detail::relaxed_fetch_add(&qp->num_wqebb,
+                            (post.wqe_bytes + mlx5::MLX5_SEND_WQE_BB - 1) / mlx5::MLX5_SEND_WQE_BB);
+  detail::relaxed_fetch_add(&qp->wqe_size_histogram[detail::size_bucket(post.payload_bytes)], 1);
+  if (post.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE) {
+    detail::relaxed_fetch_add(&qp->num_write_wqe, 1);
+  } else if (post.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE_IMM) {
+    detail::relaxed_fetch_add(&qp->num_write_imm_wqe, 1);
+  }
+  return (sequence & qp->sample_mask) == 0;
+}
+
+// A receive WQE was posted.
+DISSECT_HD inline void on_recv_posted(QpCounters* qp, uint64_t count = 1) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_recv_wqe, count);
+}
+
+// A doorbell announcing `wqes` new WQEs was rung (one ring of the doorbell register, whatever
+// number of doorbell-record updates preceded it).
+DISSECT_HD inline void on_doorbell(QpCounters* qp, uint64_t wqes) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_doorbells, 1);
+  detail::relaxed_fetch_add(&qp->doorbell_wqes, wqes);
+  detail::relaxed_min(&qp->doorbell_wqes_min, wqes);
+  detail::relaxed_max(&qp->doorbell_wqes_max, wqes);
+}
+
+// A CQE for one of our send WQEs that was not in the latency sample.
+DISSECT_HD inline void on_completion(QpCounters* qp) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
+  detail::relaxed_fetch_add(&qp->num_wqe_completed, 1);
+}
+
+// A CQE for one of our send WQEs that was in the latency sample, `latency_ns` after its post.
+// Only this hook writes the three latency fields, so no other counter moves with N.
+DISSECT_HD inline void on_completion_sampled(QpCounters* qp, uint64_t latency_ns) {
+  if (qp == nullptr) return;
+  on_completion(qp);
+  detail::relaxed_fetch_add(&qp->wqe_completion_histogram[latency_bucket(*qp, latency_ns)], 1);
+  detail::relaxed_min(&qp->wqe_completion_ns_min, latency_ns);
+  detail::relaxed_max(&qp->wqe_completion_ns_max, latency_ns);
+}
+
+// A CQE for a send WQE whose post stamp is `post_stamp` (kNotSampled if on_post returned false).
+// Reads the clock only for sampled WQEs.
+DISSECT_HD inline void on_completion_stamped(QpCounters* qp, uint64_t post_stamp) {
+  if (qp == nullptr) return;
+  if (post_stamp == kNotSampled) {
+    on_completion(qp);
+    return;
+  }
+  uint64_t now = clock_ns();
+  on_completion_sampled(qp, now > post_stamp ? now - post_stamp : 0);
+}
+
+// A receive CQE carrying `bytes` of payload.
+DISSECT_HD inline void on_receive(QpCounters* qp, uint64_t bytes) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
+  detail::relaxed_fetch_add(&qp->rx_bytes, bytes);
+}
+
+// A CQE that matched nothing we track (counted as drained, not as completed).
+DISSECT_HD inline void on_unmatched_cqe(QpCounters* qp) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
+}
+
+// The CQ was polled once (whether or not it returned a CQE).
+DISSECT_HD inline void on_cq_poll(QpCounters* qp) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->cq_poll_count, 1);
+}
+
+// An error CQE was drained (it is also a drained CQE).
+DISSECT_HD inline void on_cq_error(QpCounters* qp) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
+  detail::relaxed_fetch_add(&qp->num_cq_errors, 1);
+}
+
+// `requests` network requests finished on the channel (see ChannelCounters).
+DISSECT_HD inline void on_requests_completed(ChannelCounters* channel, uint64_t requests = 1) {
+  if (channel == nullptr) return;
+  detail::relaxed_fetch_add(&channel->num_req_completed, requests);
+}
+
+// --- host-side helpers (not for the data path) ---
+
+// Latency-histogram parameters a block is initialised with; Config::histogram() builds them.
+struct HistogramShape {
+  uint32_t buckets;        // 1..kMaxHistogramBuckets
+  uint64_t interval_ns;    // 1..kMaxHistogramIntervalNs
+  uint64_t sample_interval;  // N, a power of two
+};
+// Bounds the interval so that (buckets - 1) * interval^2 < 2^63: the multiply in latency_bucket()
+// is then exact below the last bucket without a division fallback.
+inline constexpr uint64_t kMaxHistogramIntervalNs = uint64_t{1} << 29;
+
+// Sets the configuration line and zeroes every counter (extremes start at their sentinels).
+void initialise_counters(QpCounters& qp, uint32_t qp_number, const HistogramShape& shape);
+
+// A zeroed block with the same configuration as `slot`: what the GPU path copies to GPU memory.
+QpCounters fresh_copy(const QpCounters& slot);
+
+// Adds a block's counts into `slot` (extremes combined), e.g. a GPU block copied back at finalise.
+// `from` must have the same histogram configuration; returns false (and changes nothing) if not.
+bool merge_from(QpCounters& slot, const QpCounters& from);
+
+// A consistent-enough copy of a live block: each field read with a relaxed atomic load.
+QpCounters snapshot(const QpCounters& slot);
+ChannelCounters snapshot(const ChannelCounters& channel);
+
+}  // namespace dissect::telemetry

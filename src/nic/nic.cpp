@@ -1,0 +1,27 @@
+#include "dissect/nic/nic.h"
+
+#include <string>
+
+#include "dissect/common/error.h"
+#include "dissect/mlx5/ring.h"
+
+namespace dissect::nic {
+
+const char* to_string(Placement placement) {
+  return placement == Placement::gpu ? "gpu" : "host";
+}
+
+Placement placement_from_string(const std::string& name) {
+  if (name == "host") return Placement::host;
+  if (name == "gpu") return Placement::gpu;
+  throw InvalidArgument("unknown queue placement '" + name + "' (expected host or gpu)");
+}
+
+void check_queue_depth(const char* what, uint64_t depth, uint64_t limit) {
+  if (!mlx5::is_power_of_two(depth) || depth > limit) {
+    throw InvalidArgument(std::string(what) + " = " + std::to_string(depth) +
+                          ": must be a power of two in [1, " + std::to_string(limit) + "]");
+  }
+}
+
+}  // namespace dissect::nic

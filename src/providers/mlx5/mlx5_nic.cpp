@@ -1,0 +1,120 @@
+// nic::Nic and nic::ProtectionDomain for a ConnectX device.
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "dissect/common/error.h"
+#include "dissect/providers/mlx5/error.h"
+#include "dissect/providers/mlx5/gpu_memory.h"
+#include "queue_pairs.h"
+
+namespace dissect::mlx5provider {
+namespace {
+
+bool is_gpu_pointer(void* address);
+
+class Mlx5ProtectionDomain : public nic::ProtectionDomain {
+ public:
+  explicit Mlx5ProtectionDomain(std::shared_ptr<Device> device) : device_(std::move(device)) {
+    pd_.reset(ibv_alloc_pd(device_->context.get()));
+    check_verbs(pd_ != nullptr, "ibv_alloc_pd", device_->name);
+  }
+
+  nic::MemoryRegion register_memory(void* address, size_t length, uint32_t access) override {
+    ibv_mr* mr = register_region(address, length, static_cast<int>(access));
+    std::lock_guard<std::mutex> lock(mutex_);
+    regions_[mr->lkey] = MrPtr(mr);
+    return nic::MemoryRegion{address, length, mr->lkey, mr->rkey, access};
+  }
+
+  void deregister_memory(const nic::MemoryRegion& region) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (regions_.erase(region.lkey) == 0) {
+      throw InvalidArgument(device_->name + ": lkey " + hex(region.lkey) + " is not registered here");
+    }
+  }
+
+  std::unique_ptr<nic::QueuePair> create_qp(const nic::QpAttributes& attributes) override {
+    if (attributes.placement == nic::Placement::gpu) {
+      return create_devx_qp(device_, pd_.get(), attributes);
+    }
+    return create_host_qp(device_, pd_.get(), attributes);
+  }
+
+ private:
+  ibv_mr* register_region(void* address, size_t length, int access) {
+    const std::string object = device_->name + " MR at " + hex(reinterpret_cast<uintptr_t>(address));
+#if defined(DISSECT_HAVE_IBV_REG_DMABUF_MR)
+    // GPU memory: DMA-BUF first (no peer-memory kernel module needed), then nvidia-peermem through
+    // plain ibv_reg_mr. The iova is the GPU address, so WQEs keep using GPU virtual addresses.
+    if (is_gpu_pointer(address)) {
+      const int fd = gpu_dmabuf_fd(address, length);
+      if (fd >= 0) {
+        ibv_mr* mr = ibv_reg_dmabuf_mr(pd_.get(), 0, length, reinterpret_cast<uintptr_t>(address),
+                                       fd, access);
+        if (mr) return mr;
+      }
+    }
+#endif
+    ibv_mr* mr = ibv_reg_mr(pd_.get(), address, length, access);
+    check_verbs(mr != nullptr, "ibv_reg_mr", object);
+    return mr;
+  }
+
+  std::shared_ptr<Device> device_;
+  PdPtr pd_;
+  std::mutex mutex_;
+  std::map<uint32_t, MrPtr> regions_;
+};
+
+class Mlx5Nic : public nic::Nic {
+ public:
+  explicit Mlx5Nic(std::shared_ptr<Device> device) : device_(std::move(device)) {}
+  std::string provider() const override { return "mlx5"; }
+  std::unique_ptr<nic::ProtectionDomain> create_pd() override {
+    return std::make_unique<Mlx5ProtectionDomain>(device_);
+  }
+  void* allocate(size_t bytes, nic::Placement placement) override {
+    if (placement == nic::Placement::gpu) return gpu_allocate(bytes, 64 * 1024);
+    void* p = nullptr;
+    check_verbs_rc(posix_memalign(&p, 4096, bytes), "posix_memalign", device_->name);
+    std::memset(p, 0, bytes);
+    host_register_mapped(p, bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    host_blocks_[p] = bytes;
+    return p;
+  }
+  void release(void* address) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = host_blocks_.find(address);
+      if (it != host_blocks_.end()) {
+        host_blocks_.erase(it);
+        host_unregister(address);
+        std::free(address);
+        return;
+      }
+    }
+    gpu_free(address);
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+  std::mutex mutex_;
+  std::map<void*, size_t> host_blocks_;
+};
+
+bool is_gpu_pointer(void* address) {
+  // Without CUDA no pointer is a GPU pointer; with CUDA, DMA-BUF export succeeds only for device
+  // memory, which register_region tries first anyway.
+  return cuda_available() && address != nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<nic::Nic> open_mlx5_nic(const Mlx5Options& options) {
+  return std::make_unique<Mlx5Nic>(open_device(options));
+}
+
+}  // namespace dissect::mlx5provider

@@ -1,0 +1,163 @@
+#include "dissect/softnic/softnic.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "dissect/common/error.h"
+#include "dissect/softnic/execute.h"
+#include "placement_memory.h"
+#include "queue_pair.h"
+
+namespace dissect::softnic {
+namespace {
+
+std::mutex registry_lock;
+std::map<uint32_t, SoftNic*>& registry() {
+  static std::map<uint32_t, SoftNic*> instances;
+  return instances;
+}
+uint32_t next_nic_id = 0;
+
+// WQEs one QP may execute before the engine moves to the next QP, so one busy queue cannot starve
+// the others.
+constexpr uint32_t SERVICE_BUDGET = 64;
+// Idle passes before the engine yields its core; keeps latency low while sharing a 2-core CI box.
+constexpr uint32_t IDLE_PASSES_BEFORE_YIELD = 256;
+
+}  // namespace
+
+const char* to_string(EngineKind kind) {
+  return kind == EngineKind::gpu_kernel ? "gpu-kernel" : "host-thread";
+}
+
+SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
+  if (options_.engine != EngineKind::host_thread) {
+    throw InvalidArgument(std::string("softnic engine '") + to_string(options_.engine) +
+                          "' is not available through SoftNic; use the GPU engine API");
+  }
+  mrs_.resize(options_.max_mrs);
+  qps_.resize(options_.max_qps);
+  {
+    std::lock_guard<std::mutex> guard(registry_lock);
+    tables_.nic_id = next_nic_id++;
+    registry()[tables_.nic_id] = this;
+  }
+  tables_.mr_capacity = options_.max_mrs;
+  tables_.qp_capacity = options_.max_qps;
+  tables_.qp_count = 0;
+  tables_.mrs = mrs_.data();
+  tables_.qps = qps_.data();
+  if (options_.start_engine) start();
+}
+
+SoftNic::~SoftNic() {
+  stop();
+  for (void* p : allocations_) free_placement(p);
+  std::lock_guard<std::mutex> guard(registry_lock);
+  registry().erase(tables_.nic_id);
+}
+
+SoftNic& SoftNic::find(uint32_t nic_id) {
+  std::lock_guard<std::mutex> guard(registry_lock);
+  auto it = registry().find(nic_id);
+  if (it == registry().end()) {
+    throw InvalidArgument("no softnic with id " + std::to_string(nic_id) + " in this process");
+  }
+  return *it->second;
+}
+
+std::unique_ptr<nic::ProtectionDomain> SoftNic::create_pd() {
+  std::lock_guard<std::mutex> guard(lock_);
+  return std::make_unique<SoftProtectionDomain>(*this, next_pd_++);
+}
+
+void* SoftNic::allocate(size_t bytes, nic::Placement placement) {
+  void* p = allocate_placement(bytes, placement);
+  std::lock_guard<std::mutex> guard(lock_);
+  allocations_.push_back(p);
+  return p;
+}
+
+void SoftNic::release(void* address) {
+  std::lock_guard<std::mutex> guard(lock_);
+  for (auto it = allocations_.begin(); it != allocations_.end(); ++it) {
+    if (*it == address) {
+      free_placement(address);
+      allocations_.erase(it);
+      return;
+    }
+  }
+  throw InvalidArgument("softnic release: " + hex(reinterpret_cast<uintptr_t>(address)) +
+                        " was not allocated by softnic " + std::to_string(tables_.nic_id));
+}
+
+uint32_t SoftNic::allocate_mr_slot() {
+  std::lock_guard<std::mutex> guard(lock_);
+  for (uint32_t i = 0; i < mrs_.size(); ++i) {
+    if (load_acquire<Scope::system>(&mrs_[i].valid) == 0 && mrs_[i].key == 0) return i;
+  }
+  for (uint32_t i = 0; i < mrs_.size(); ++i) {
+    if (load_acquire<Scope::system>(&mrs_[i].valid) == 0) return i;
+  }
+  throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
+              std::to_string(mrs_.size()) + " memory-key slots are in use");
+}
+
+uint32_t SoftNic::allocate_qp_slot() {
+  std::lock_guard<std::mutex> guard(lock_);
+  const uint32_t index = tables_.qp_count;
+  if (index >= tables_.qp_capacity) {
+    throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
+                std::to_string(tables_.qp_capacity) + " QP slots are in use");
+  }
+  store_release<Scope::system>(&tables_.qp_count, index + 1);
+  return index;
+}
+
+QpContext& SoftNic::context(uint32_t qpn) {
+  const uint32_t index = qpn - QPN_BASE;
+  if (qpn < QPN_BASE || index >= load_acquire<Scope::system>(&tables_.qp_count)) {
+    throw InvalidArgument("softnic " + std::to_string(tables_.nic_id) + " has no QP " + hex(qpn));
+  }
+  return qps_[index];
+}
+
+ModelCounters SoftNic::counters(uint32_t qpn) const {
+  return const_cast<SoftNic*>(this)->context(qpn).counters;
+}
+
+void SoftNic::start() {
+  if (running_.exchange(true, std::memory_order_acq_rel)) return;
+  stop_requested_.store(false, std::memory_order_release);
+  engine_ = std::thread([this] { engine_loop(); });
+}
+
+void SoftNic::stop() {
+  if (!running_.load(std::memory_order_acquire)) return;
+  stop_requested_.store(true, std::memory_order_release);
+  engine_.join();
+  running_.store(false, std::memory_order_release);
+}
+
+void SoftNic::engine_loop() {
+  uint32_t idle = 0;
+  while (!stop_requested_.load(std::memory_order_acquire)) {
+    const uint32_t count = load_acquire<Scope::system>(&tables_.qp_count);
+    uint32_t executed = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      executed += service_qp(qps_[i], tables_, SERVICE_BUDGET);
+    }
+    if (executed != 0) {
+      idle = 0;
+    } else if (++idle >= IDLE_PASSES_BEFORE_YIELD) {
+      std::this_thread::yield();
+      idle = 0;
+    } else {
+      spin_pause();
+    }
+  }
+}
+
+}  // namespace dissect::softnic
