@@ -1,5 +1,9 @@
 #include "dissect/telemetry/json_writer.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 #include <cassert>
 #include <cstdio>
 
@@ -96,6 +100,24 @@ JsonWriter& JsonWriter::value(uint64_t number) {
 JsonWriter& JsonWriter::value(bool flag) {
   before_value();
   out_ += flag ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(double number) {
+  if (!std::isfinite(number)) return null();
+  before_value();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", number);
+  // Prefer the shortest form that reads back to the same double.
+  for (int precision = 6; precision < 17; ++precision) {
+    char shorter[32];
+    std::snprintf(shorter, sizeof shorter, "%.*g", precision, number);
+    if (std::strtod(shorter, nullptr) == number) {
+      std::snprintf(text, sizeof text, "%s", shorter);
+      break;
+    }
+  }
+  out_ += text;
   return *this;
 }
 

@@ -14,22 +14,14 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
+#include "dissect/gda/doorbell.h"
+#include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
 #include "dissect/mlx5/cqe.h"
 #include "dissect/mlx5/ring.h"
 #include "dissect/nic/handles.h"
 
 namespace dissect::gda {
-
-// exclusive: one thread drives the QP (no atomics on its counters). shared: several threads of one
-// GPU (or host threads) reserve, publish, ring and poll it concurrently.
-enum class Sharing { exclusive, shared };
-
-template <Sharing S, typename T>
-DISSECT_HD inline T counter_load(T* p) {
-  if constexpr (S == Sharing::exclusive) return *p;
-  return load_acquire<Scope::gpu>(p);
-}
 
 struct CqeTail {
   uint16_t wqe_counter;
@@ -91,18 +83,24 @@ template <typename Ordering, Sharing S>
 DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index,
                                          uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
   uint64_t began = 0;
+  Backoff backoff;
   for (;;) {
     // Error first: an error CQE also advances cons_idx, and the WQEs it retired did not execute.
     if (counter_load<S>(&qp.state->error) != 0) return Status::cq_error;
     if (counter_load<S>(&qp.state->cons_idx) >= index) return Status::ok;
     if (poll_cq<Ordering, S>(qp) != 0) continue;
+    if constexpr (S == Sharing::shared) {
+      if (counter_load<S>(&qp.state->ready_head) > counter_load<S>(&qp.state->prod_idx)) {
+        if (ring<Ordering, S>(qp) != Status::ok) return Status::timeout;
+      }
+    }
     const uint64_t now = now_ns();
     if (began == 0) began = now;
     if (now - began > timeout_ns) {
       return report_timeout("completion", qp.qpn, index, counter_load<S>(&qp.state->cons_idx),
                             now - began);
     }
-    spin_pause();
+    backoff.pause();
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
+#include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
 #include "dissect/mlx5/cqe.h"
 #include "dissect/mlx5/doorbell.h"
@@ -53,12 +54,13 @@ template <Scope S = Scope::system>
 DISSECT_HD inline Status wait_receive(const nic::RecvQueueHandle& rq, ImmediateCompletion* out,
                                       uint32_t qpn, uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
   const uint64_t began = now_ns();
+  Backoff backoff;
   while (!poll_receive<S>(rq, out)) {
     const uint64_t waited = now_ns() - began;
     if (waited > timeout_ns) {
       return report_timeout("a receive completion", qpn, *rq.recv_cq_ci, *rq.recv_cq_ci, waited);
     }
-    spin_pause();
+    backoff.pause();
   }
   return Status::ok;
 }

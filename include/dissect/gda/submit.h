@@ -8,8 +8,9 @@
 //   ring     -> dbrec = BE32(end & 0xffff), then the 8-byte doorbell, with the ordering policy's
 //               fences; on shared QPs under post_lock, so doorbells never go backwards.
 //
-// A thread waiting for room first rings anything published but not yet rung: otherwise a
-// predecessor that skipped its doorbell (a later reserver exists) could leave it waiting forever.
+// A thread waiting for room or for a completion rings anything published but not yet rung
+// (gda/doorbell.h): a predecessor that skipped its doorbell because a later reservation existed
+// could otherwise leave it waiting forever.
 #pragma once
 
 #include <cstdint>
@@ -17,65 +18,17 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
 #include "dissect/gda/completion.h"
+#include "dissect/gda/doorbell.h"
 #include "dissect/gda/status.h"
 #include "dissect/mlx5/doorbell.h"
 #include "dissect/nic/handles.h"
 
 namespace dissect::gda {
 
-template <typename Ordering>
-DISSECT_HD inline void store_doorbell_pair(const nic::QpHandle& qp, uint64_t end) {
-  Ordering::store_dbrec(&qp.dbrec_send->raw, mlx5::dbrec_value(end).raw);
-  Ordering::store_doorbell(qp.doorbell, mlx5::doorbell_value(end, qp.qpn));
-}
-
-template <Sharing S>
-DISSECT_HD inline Status acquire_post_lock(const nic::QpHandle& qp) {
-  uint64_t began = 0;
-  while (!compare_exchange<Scope::gpu>(&qp.state->post_lock, 0u, 1u)) {
-    const uint64_t now = now_ns();
-    if (began == 0) began = now;
-    if (now - began > DEFAULT_WAIT_TIMEOUT_NS) {
-      return report_timeout("the post lock", qp.qpn, 0, 0, now - began);
-    }
-    spin_pause();
-  }
-  return Status::ok;
-}
-
-// Announces every published WQEBB to the NIC.
-template <typename Ordering, Sharing S>
-DISSECT_HD inline Status ring(const nic::QpHandle& qp) {
-  nic::SendQueueState* state = qp.state;
-  if constexpr (S == Sharing::exclusive) {
-    if (state->ready_head > state->prod_idx) {
-      store_doorbell_pair<Ordering>(qp, state->ready_head);
-      state->prod_idx = state->ready_head;
-    }
-    return Status::ok;
-  } else {
-    if (acquire_post_lock<S>(qp) != Status::ok) return Status::timeout;
-    const uint64_t end = load_acquire<Scope::gpu>(&state->ready_head);
-    if (end > load_relaxed<Scope::gpu>(&state->prod_idx)) {
-      store_doorbell_pair<Ordering>(qp, end);
-      store_release<Scope::gpu>(&state->prod_idx, end);
-    }
-    store_release<Scope::gpu>(&state->post_lock, 0u);
-    return Status::ok;
-  }
-}
-
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status wait_for_room(const nic::QpHandle& qp, uint64_t end) {
-  const uint64_t needed = end - qp.sq.wqebb_count;  // cons_idx must reach this
-  if (end <= qp.sq.wqebb_count || counter_load<S>(&qp.state->cons_idx) >= needed) {
-    return Status::ok;
-  }
-  if (counter_load<S>(&qp.state->ready_head) > counter_load<S>(&qp.state->prod_idx)) {
-    const Status rung = ring<Ordering, S>(qp);
-    if (rung != Status::ok) return rung;
-  }
-  return wait_completion<Ordering, S>(qp, needed);
+  if (end <= qp.sq.wqebb_count) return Status::ok;
+  return wait_completion<Ordering, S>(qp, end - qp.sq.wqebb_count);
 }
 
 // Reserves `wqebbs` consecutive WQEBBs; *base receives the first.
@@ -97,6 +50,7 @@ DISSECT_HD inline Status publish(const nic::QpHandle& qp, uint64_t base, uint32_
     return Status::ok;
   } else {
     uint64_t began = 0;
+    Backoff backoff;
     while (!compare_exchange<Scope::gpu>(&qp.state->ready_head, base, base + wqebbs)) {
       const uint64_t now = now_ns();
       if (began == 0) began = now;
@@ -104,7 +58,7 @@ DISSECT_HD inline Status publish(const nic::QpHandle& qp, uint64_t base, uint32_
         return report_timeout("publication of the predecessor's WQEs", qp.qpn, base,
                               load_relaxed<Scope::gpu>(&qp.state->ready_head), now - began);
       }
-      spin_pause();
+      backoff.pause();
     }
     return Status::ok;
   }

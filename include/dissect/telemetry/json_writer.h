@@ -27,6 +27,7 @@ class JsonWriter {
   JsonWriter& value(int number) { return value(static_cast<int64_t>(number)); }
   JsonWriter& value(uint32_t number) { return value(static_cast<uint64_t>(number)); }
   JsonWriter& value(bool flag);
+  JsonWriter& value(double number);  // shortest round-trip form; NaN and infinities as null
   JsonWriter& null();
 
   template <typename T>

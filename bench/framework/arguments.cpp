@@ -1,0 +1,90 @@
+#include <string>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/common/error.h"
+#include "dissect/mlx5/ring.h"
+
+namespace dissect::bench {
+
+Arguments::Arguments(int argc, char** argv) {
+  command_line_ = "dissect";
+  for (int i = 0; i < argc; ++i) command_line_ += std::string(" ") + argv[i];
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0) throw InvalidArgument("unexpected argument '" + word + "'");
+    word = word.substr(2);
+    const auto equals = word.find('=');
+    if (equals != std::string::npos) {
+      values_[word.substr(0, equals)] = word.substr(equals + 1);
+    } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+      values_[word] = argv[++i];
+    } else {
+      values_[word] = "";
+    }
+  }
+}
+
+std::string Arguments::text(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  used_[name] = true;
+  if (it->second.empty()) throw InvalidArgument("--" + name + " needs a value");
+  return it->second;
+}
+
+uint64_t Arguments::integer(const std::string& name, uint64_t fallback, uint64_t min,
+                            uint64_t max) const {
+  const std::string value = text(name, "");
+  if (value.empty()) return fallback;
+  size_t consumed = 0;
+  unsigned long long parsed = 0;
+  try {
+    parsed = std::stoull(value, &consumed, 0);
+  } catch (const std::exception&) {
+    consumed = 0;
+  }
+  if (consumed != value.size() || value[0] == '-') {
+    throw InvalidArgument("--" + name + " = '" + value + "' is not a non-negative integer");
+  }
+  if (parsed < min || parsed > max) {
+    throw InvalidArgument("--" + name + " = " + value + " is out of range [" + std::to_string(min) +
+                          ", " + std::to_string(max) + "]");
+  }
+  return parsed;
+}
+
+uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const {
+  const uint64_t value = integer(name, fallback, 0, UINT64_MAX);
+  if (!mlx5::is_power_of_two(value) || value > max) {
+    throw InvalidArgument("--" + name + " = " + std::to_string(value) +
+                          " must be a non-zero power of two no larger than " + std::to_string(max));
+  }
+  return value;
+}
+
+bool Arguments::flag(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return false;
+  used_[name] = true;
+  if (!it->second.empty()) throw InvalidArgument("--" + name + " takes no value");
+  return true;
+}
+
+std::string Arguments::provider(const std::vector<std::string>& supported) const {
+  const std::string name = text("provider", "softnic");
+  for (const auto& s : supported) {
+    if (s == name) return name;
+  }
+  std::string list;
+  for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;
+  throw InvalidArgument("unknown provider '" + name + "' for this experiment (supported: " + list +
+                        ")");
+}
+
+void Arguments::check_all_used() const {
+  for (const auto& [name, value] : values_) {
+    if (!used_.count(name)) throw InvalidArgument("unknown flag --" + name);
+  }
+}
+
+}  // namespace dissect::bench

@@ -1,0 +1,78 @@
+// dissect: the command line. `dissect list` names every experiment.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/common/error.h"
+#include "report_command.h"
+
+#if DISSECT_HAVE_DOCTOR
+#include "dissect/doctor/doctor.h"
+#endif
+
+namespace {
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: dissect <command> [--flag value ...]\n\n"
+               "commands:\n"
+               "  list                 the experiments, one line each\n"
+               "  report               run the report's experiments; write results.json, report.md "
+               "and plots (--output-dir DIR, --quick)\n"
+#if DISSECT_HAVE_DOCTOR
+               "  doctor               check this machine for GPU-initiated RDMA (--provider ...)\n"
+#endif
+               );
+  for (const auto& e : dissect::bench::experiments()) {
+    std::fprintf(out, "  %-20s %s\n", e.name, e.summary);
+  }
+  std::fprintf(out,
+               "\ncommon flags: --provider softnic, --runs N, --iterations N, --warmup N, --output "
+               "FILE.json\nEvery number measured on the softnic is a software model, not a "
+               "ConnectX.\n");
+}
+
+int run_experiment(const dissect::bench::Experiment& experiment, int argc, char** argv) {
+  dissect::bench::Arguments arguments(argc, argv);
+  const std::string output = arguments.text("output", "");
+  dissect::bench::Report report;
+  const int status = experiment.run(arguments, report);
+  report.print_table(stdout);
+  if (!output.empty()) {
+    report.write_json(output, arguments.command_line());
+    std::printf("results: %s\n", output.c_str());
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+    print_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  try {
+    if (command == "list") {
+      for (const auto& e : dissect::bench::experiments()) std::printf("%s\n", e.name);
+      return 0;
+    }
+#if DISSECT_HAVE_DOCTOR
+    if (command == "doctor") return dissect::doctor::doctor_main(argc - 1, argv + 1);
+#endif
+    if (command == "report") return dissect::bench::report_main(argc - 1, argv + 1);
+    const auto* experiment = dissect::bench::find_experiment(command);
+    if (experiment == nullptr) {
+      throw dissect::InvalidArgument("unknown command '" + command + "' (try: dissect list)");
+    }
+    return run_experiment(*experiment, argc - 1, argv + 1);
+  } catch (const dissect::InvalidArgument& e) {
+    std::fprintf(stderr, "dissect %s: %s\n", command.c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect %s: error: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+}

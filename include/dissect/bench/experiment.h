@@ -1,0 +1,51 @@
+// The `dissect` suite: every experiment is a subcommand registered here, one experiment per file.
+//
+// To add one: in its own .cpp (or .cu) under bench/, define `int run_<name>(const Arguments&,
+// Report&)` and register it at namespace scope:
+//   static const bool registered = dissect::bench::register_experiment(
+//       {"latency", "issue, put+completion and round trip of one 8 B write", run_latency, true});
+// The last field says whether `dissect report` runs it. bench/CMakeLists.txt builds every source
+// of bench/*/ into an object library, so registration survives static linking.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/results.h"
+
+namespace dissect::bench {
+
+// Flags of one subcommand: `--name value` or `--name=value`. Every getter validates and throws
+// InvalidArgument with the flag and the value; unknown flags are reported by check_all_used().
+class Arguments {
+ public:
+  Arguments(int argc, char** argv);  // argv[0] is the subcommand
+  std::string text(const std::string& name, const std::string& fallback) const;
+  uint64_t integer(const std::string& name, uint64_t fallback, uint64_t min, uint64_t max) const;
+  uint64_t power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const;
+  bool flag(const std::string& name) const;  // present without a value
+  // The softnic is the only provider every experiment supports; others name themselves here.
+  std::string provider(const std::vector<std::string>& supported) const;
+  void check_all_used() const;  // throws naming the first flag nobody read
+  const std::string& command_line() const { return command_line_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  mutable std::map<std::string, bool> used_;
+  std::string command_line_;
+};
+
+struct Experiment {
+  const char* name;
+  const char* summary;
+  int (*run)(const Arguments&, Report&);
+  bool in_report;
+};
+
+bool register_experiment(const Experiment& experiment);
+const std::vector<Experiment>& experiments();
+const Experiment* find_experiment(const std::string& name);
+
+}  // namespace dissect::bench

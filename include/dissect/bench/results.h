@@ -1,0 +1,61 @@
+// Results of the suite, as printed on stdout and written as JSON (schema: docs/results.md).
+//
+// A Result is one configuration of one experiment: what it measured in the paper's words, on what
+// (provider, engine, queue placement, PE layout, every knob), the distribution of each metric over
+// independent runs, and whether the payload validated. Softnic results say so in `nic_model`.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dissect::bench {
+
+inline constexpr const char* SOFTNIC_MODEL =
+    "softnic: a software model of the mlx5 interface, not a ConnectX";
+
+// Percentiles of one run's samples.
+struct Summary {
+  double p10 = 0, p50 = 0, p90 = 0, p99 = 0;
+  uint64_t samples = 0;
+};
+Summary summarize(std::vector<double> samples);
+
+struct Metric {
+  std::string name;  // issue, put+completion, round trip, message rate, goodput
+  std::string unit;  // us, Mmsg/s, GB/s
+  std::vector<Summary> runs;  // one per independent run
+  double p50() const;         // median over runs of each run's p50
+  double spread() const;      // max - min of the runs' p50
+};
+
+struct Result {
+  std::string experiment;
+  std::string label;  // the row: "inline 8 B", "gpu-fence", ...
+  std::string provider = "softnic";
+  std::string nic_model = SOFTNIC_MODEL;
+  std::string engine;      // host-thread | gpu-kernel
+  std::string placement;   // host | gpu
+  std::string submitter;   // host-thread | gpu-thread | proxy-worker
+  std::string pe_layout;   // e.g. "2 PEs, 1 process, host"
+  std::vector<std::pair<std::string, std::string>> knobs;
+  std::vector<Metric> metrics;
+  bool payload_validated = false;
+  std::vector<std::pair<std::string, std::string>> environment;  // clocks, CPU state, ...
+};
+
+class Report {
+ public:
+  void add(Result result) { results_.push_back(std::move(result)); }
+  const std::vector<Result>& results() const { return results_; }
+  void print_table(std::FILE* out) const;  // one line per result and metric
+  std::string to_json(const std::string& command_line) const;
+  void write_json(const std::string& path, const std::string& command_line) const;
+
+ private:
+  std::vector<Result> results_;
+};
+
+}  // namespace dissect::bench

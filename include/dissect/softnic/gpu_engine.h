@@ -1,0 +1,155 @@
+// The softnic on a GPU machine: `GpuSoftNic`, a nic::Nic whose engine is either a persistent
+// kernel (EngineKind::gpu_kernel) or a host thread (EngineKind::host_thread), both running the
+// same softnic::service_qp (softnic/execute.h) over tables the engine can reach.
+//
+//   engine        tables live in                  queues (Placement)           payloads
+//   gpu_kernel    GPU memory of `device`          gpu: cudaMalloc              own GPU, peer GPU
+//                                                 host: cudaHostAlloc, mapped   (peer access), mapped host
+//   host_thread   cudaHostAlloc'ed, mapped        host only                    mapped host memory
+//
+// Contract
+//  - Control path (create_pd, register_memory, create_qp, connect, allocate) is host-thread only,
+//    serialised by the caller as for every nic::Nic. Table updates travel on a private
+//    non-blocking control stream; the engine sees a QP only once its state is published RTS.
+//  - The engine kernel runs on its own non-blocking stream, one thread, until stop().
+//
+// HAZARDS (measured on the lent H200; DESIGN.md "Where the softnic engine runs"):
+//  - NEVER call cudaDeviceSynchronize() (or anything that synchronises the whole device: the legacy
+//    default stream with blocking streams, cudaFree / cudaFreeHost of memory, cudaDeviceReset)
+//    while an engine kernel runs: it never returns. Launch your kernels on your own
+//    cudaStreamNonBlocking stream and wait with cudaStreamSynchronize / events. The library itself
+//    never does. release() and QP destruction stop the engine around the free and restart it.
+//  - Modules must be loaded eagerly, or the first launch of a never-launched kernel deadlocks
+//    behind the running engine. The library sets CUDA_MODULE_LOADING=EAGER before the process's
+//    first CUDA call (a static initialiser and gpu_runtime_init()), and force-loads its own kernels
+//    with cudaFuncGetAttributes before starting an engine. If your program touches CUDA before the
+//    library does, set CUDA_MODULE_LOADING=EAGER yourself or call preload_kernel() on each of your
+//    kernels before start().
+//  - A fault inside the engine is never a silent hang: the engine writes a status block (current
+//    QP, consumer index, last syndrome, heartbeat) into mapped host memory, and a host watchdog
+//    prints it when the heartbeat stalls or the engine kernel fails; stop() gives up after a
+//    timeout with that status in its exception.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dissect/nic/nic.h"
+#include "dissect/softnic/context.h"
+#include "dissect/softnic/softnic.h"
+
+namespace dissect::softnic {
+
+// What the engine kernel was doing, in mapped host memory (written by the engine, read by host).
+struct alignas(64) EngineStatus {
+  uint64_t heartbeat;      // engine passes / 1024 (free-running): stalls mean a hung engine
+  uint64_t wqes_executed;  // all QPs
+  uint64_t consumer;       // sq_consumer of the QP last serviced with work
+  uint32_t current_qpn;    // QP last serviced with work (0 = none yet)
+  uint32_t last_syndrome;  // last error syndrome produced (0 = none)
+  uint32_t last_error_qpn;
+  uint32_t phase;          // EnginePhase
+  uint32_t generation;     // start() count: which engine launch wrote this
+  uint32_t reserved;
+};
+static_assert(sizeof(EngineStatus) == 64);
+
+enum EnginePhase : uint32_t { ENGINE_NOT_STARTED = 0, ENGINE_RUNNING = 1, ENGINE_EXITED = 2 };
+
+struct GpuSoftNicOptions {
+  int device = 0;                          // CUDA device of the engine and of Placement::gpu memory
+  EngineKind engine = EngineKind::gpu_kernel;
+  uint32_t max_qps = 64;
+  uint32_t max_mrs = 256;
+  bool start_engine = true;
+  uint64_t watchdog_stall_ns = 2'000'000'000ull;  // heartbeat silent this long -> report
+};
+
+// Sets CUDA_MODULE_LOADING=EAGER (unless already EAGER) and initialises the runtime. Returns the
+// device count; 0 (and no exception) when there is no usable CUDA device.
+int gpu_runtime_init();
+// Loads a kernel's module now (cudaFuncGetAttributes), so launching it later cannot deadlock
+// behind a running engine. Throws naming `what` on failure.
+void preload_kernel(const void* kernel, const char* what);
+// Enables peer access both ways between two devices; false when they cannot reach each other.
+bool enable_peer_access(int a, int b);
+// Throws dissect::Error naming `what` when `status` (a cudaError_t) is not success.
+void check_cuda(int status, const char* what);
+
+class GpuSoftNic : public nic::Nic {
+ public:
+  explicit GpuSoftNic(const GpuSoftNicOptions& options = {});
+  ~GpuSoftNic() override;
+  GpuSoftNic(const GpuSoftNic&) = delete;
+  GpuSoftNic& operator=(const GpuSoftNic&) = delete;
+
+  std::string provider() const override { return "softnic"; }
+  std::unique_ptr<nic::ProtectionDomain> create_pd() override;
+  // Zero-filled memory: Placement::gpu = cudaMalloc on `device`; host = cudaHostAlloc mapped.
+  void* allocate(size_t bytes, nic::Placement placement) override;
+  void release(void* address) override;  // stops the engine around the free when it runs
+
+  void start();
+  // Returns once the engine has finished the WQE it was executing; throws (with the engine's
+  // status) if it does not exit within `timeout_ns`.
+  void stop(uint64_t timeout_ns = 5'000'000'000ull);
+  bool running() const { return running_.load(std::memory_order_acquire); }
+
+  EngineKind engine() const { return options_.engine; }
+  int device() const { return options_.device; }
+  uint32_t nic_id() const { return nic_id_; }
+  // The tables' address as the engine (and any connected engine) sees them.
+  NicTables* engine_tables() const { return engine_tables_; }
+  ModelCounters counters(uint32_t qpn) const;  // snapshot, read while the engine may run
+  EngineStatus status() const;                 // snapshot of the status block
+  std::string describe_status() const;         // one line for error messages
+  // Set by the watchdog when the heartbeat stalled or the engine kernel failed.
+  bool faulted() const { return faulted_.load(std::memory_order_acquire); }
+
+  static GpuSoftNic& find(uint32_t nic_id);
+
+  // Control path used by the PD / QP objects (public for them; not for users).
+  uint32_t allocate_mr_slot();
+  uint32_t allocate_qp_slot();
+  void write_mr(uint32_t index, const MrEntry& entry);    // publishes valid last
+  void invalidate_mr(uint32_t index);
+  void write_qp(uint32_t index, const QpContext& context);  // state must be RESET
+  void publish_qp_state(uint32_t index, uint32_t state);
+  const MrEntry& shadow_mr(uint32_t index) const { return shadow_mrs_[index]; }
+  void upload(void* engine_address, const void* source, size_t bytes);  // ordered, waits
+
+ private:
+  void watchdog_loop();
+  bool engine_in_device_memory() const { return options_.engine == EngineKind::gpu_kernel; }
+
+  GpuSoftNicOptions options_;
+  uint32_t nic_id_ = 0;
+  NicTables* engine_tables_ = nullptr;  // device (gpu_kernel) or mapped host (host_thread)
+  MrEntry* engine_mrs_ = nullptr;
+  QpContext* engine_qps_ = nullptr;
+  std::vector<MrEntry> shadow_mrs_;
+  uint32_t qp_count_ = 0;
+  uint32_t mr_tag_ = 0;
+  uint32_t next_pd_ = 1;
+  std::mutex lock_;
+  void* control_stream_ = nullptr;  // cudaStream_t
+  void* engine_stream_ = nullptr;   // cudaStream_t
+  uint32_t* stop_flag_ = nullptr;   // mapped host memory, volatile-read by the engine
+  EngineStatus* status_ = nullptr;  // mapped host memory
+  uint32_t generation_ = 0;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> faulted_{false};
+  std::atomic<bool> host_stop_{false};
+  std::thread host_engine_;
+  std::thread watchdog_;
+  std::atomic<bool> watchdog_stop_{false};
+  std::vector<std::pair<void*, nic::Placement>> allocations_;
+};
+
+}  // namespace dissect::softnic

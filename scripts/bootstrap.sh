@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs every dependency of dissect on a fresh Debian/Ubuntu machine: the build tools, GoogleTest,
+# Google Benchmark, rdma-core's headers (the mlx5/ibverbs providers and the WQE byte oracle) and
+# matplotlib for the report's plots. CUDA is optional and detected by CMake.
+set -euo pipefail
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+packages="cmake make g++ python3 python3-pip libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev rdma-core"
+missing=""
+for p in $packages; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+if ! python3 -c "import matplotlib" >/dev/null 2>&1; then
+  python3 -m pip install --quiet matplotlib 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages matplotlib
+fi

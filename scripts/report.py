@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Turns dissect's results.json into report.md with tables and PNG plots.
+
+usage: report.py RESULTS_JSON OUTPUT_DIR
+
+Every table and figure names the provider, engine, queue placement, PE layout and the NIC model;
+results measured on the softnic say so. Plots need matplotlib; without it the report says which
+plots were skipped.
+"""
+import json
+import os
+import sys
+from collections import OrderedDict
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def context_line(result):
+    env = result.get("environment", {})
+    parts = [
+        f"provider **{result['provider']}** ({result['nic_model']})",
+        f"engine {result['engine']}",
+        f"queue placement {result['placement']}",
+        f"submitter {result['submitter']}",
+        f"PE layout: {result['pe_layout']}",
+    ]
+    if "sm_clock_mhz" in env:
+        parts.append(f"SM clock {env['sm_clock_mhz']} MHz")
+    if "cpu_clock" in env:
+        parts.append(f"CPU clock {env['cpu_clock']}")
+    return "; ".join(parts)
+
+
+def metric_names(results):
+    names = OrderedDict()
+    for r in results:
+        for m in r["metrics"]:
+            names[(m["name"], m["unit"])] = True
+    return list(names)
+
+
+def table(results):
+    names = metric_names(results)
+    head = "| case | " + " | ".join(f"{n} ({u}) p50 ± spread" for n, u in names) + " | payload |"
+    rule = "|" + "---|" * (len(names) + 2)
+    rows = [head, rule]
+    for r in results:
+        by_name = {(m["name"], m["unit"]): m for m in r["metrics"]}
+        cells = []
+        for key in names:
+            m = by_name.get(key)
+            cells.append("—" if m is None else f"{m['p50']:.3f} ± {m['spread']:.3f}")
+        ok = "validated" if r["payload_validated"] else "**NOT validated**"
+        rows.append(f"| {r['label']} | " + " | ".join(cells) + f" | {ok} |")
+    return "\n".join(rows)
+
+
+def plot(experiment, results, out_dir, notes):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        notes.append(f"plot for `{experiment}` skipped: matplotlib is not installed")
+        return None
+    names = metric_names(results)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    labels = [r["label"] for r in results]
+    width = 0.8 / max(1, len(names))
+    for i, key in enumerate(names):
+        values, errors = [], []
+        for r in results:
+            m = {(x["name"], x["unit"]): x for x in r["metrics"]}.get(key)
+            values.append(m["p50"] if m else 0)
+            errors.append(m["spread"] / 2 if m else 0)
+        xs = [j + i * width for j in range(len(results))]
+        ax.bar(xs, values, width, yerr=errors, label=f"{key[0]} ({key[1]})")
+    ax.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(results))])
+    ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("p50 over runs")
+    first = results[0]
+    ax.set_title(f"{experiment} — {first['provider']} ({first['engine']}, {first['placement']})",
+                 fontsize=9)
+    ax.legend(fontsize=7)
+    fig.text(0.01, 0.01, "softnic: software NIC model, not a ConnectX" if first["provider"] == "softnic"
+             else first["nic_model"], fontsize=6)
+    fig.tight_layout()
+    name = f"{experiment}.png"
+    fig.savefig(os.path.join(out_dir, name), dpi=120)
+    plt.close(fig)
+    return name
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    data = load(sys.argv[1])
+    out_dir = sys.argv[2]
+    groups = OrderedDict()
+    for r in data["results"]:
+        groups.setdefault(r["experiment"], []).append(r)
+    notes = []
+    lines = ["# dissect report", "",
+             f"Command: `{data['command']}`", ""]
+    if any(r["provider"] == "softnic" for r in data["results"]):
+        lines += ["> Numbers measured on the **softnic**: they measure the submitter side of the "
+                  "mechanism plus a software NIC model, not a ConnectX.", ""]
+    for experiment, results in groups.items():
+        lines += [f"## {experiment}", "", context_line(results[0]), "",
+                  "Knobs: " + ", ".join(f"{k}={v}" for k, v in results[0]["knobs"].items()), "",
+                  table(results), ""]
+        image = plot(experiment, results, out_dir, notes)
+        if image:
+            lines += [f"![{experiment}]({image})", ""]
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

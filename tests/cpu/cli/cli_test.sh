@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Bad input to the CLI: one line on stderr naming the value, and a non-zero exit.
+set -u
+dissect=$1
+failures=0
+
+expect_error() {
+  local needle=$1; shift
+  local stderr status
+  stderr=$("$dissect" "$@" 2>&1 >/dev/null); status=$?
+  local lines; lines=$(printf '%s\n' "$stderr" | grep -c .)
+  if [ "$status" -eq 0 ] || [ "$lines" -ne 1 ] || [[ "$stderr" != *"$needle"* ]]; then
+    echo "FAIL: dissect $* -> exit $status, stderr: $stderr (expected one line containing '$needle')"
+    failures=$((failures + 1))
+  fi
+}
+
+expect_error "'nosuchnic'" latency --provider nosuchnic
+expect_error "--size = 4096" latency --size 4096
+expect_error "--size = 2" latency --size 2
+expect_error "--sq-depth = 0" latency --sq-depth 0
+expect_error "--sq-depth = 48" latency --sq-depth 48
+expect_error "--sq-depth = 65536" latency --sq-depth 65536
+expect_error "'12x'" latency --iterations 12x
+expect_error "--bogus" latency --bogus 1
+expect_error "'frobnicate'" frobnicate
+
+# And good input runs and validates its payload.
+out=$("$dissect" latency --iterations 50 --warmup 5 --runs 1 2>&1) || { echo "FAIL: good run: $out"; failures=$((failures + 1)); }
+if [[ "$out" != *"valid"* ]] || [[ "$out" == *"NOT VALIDATED"* ]]; then
+  echo "FAIL: good run did not report a validated payload: $out"; failures=$((failures + 1))
+fi
+exit $failures
