@@ -5,6 +5,7 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
+#include "dissect/telemetry/session.h"
 
 namespace dissect::softnic {
 namespace {
@@ -41,7 +42,8 @@ QueueMemory carve(SoftNic& nic, const nic::QpAttributes& a) {
   const size_t rq_bytes = align64(size_t{a.rq_wqes} * sizeof(mlx5::mlx5_wqe_data_seg));
   const size_t rq_cq_bytes = size_t{rq_cq} * mlx5::MLX5_CQE_SIZE;
   QueueMemory m;
-  m.bytes = sq_bytes + cq_bytes + rq_bytes + rq_cq_bytes + 5 * 64;
+  const size_t stamp_bytes = size_t{a.sq_wqebbs} * sizeof(uint64_t);
+  m.bytes = sq_bytes + cq_bytes + rq_bytes + rq_cq_bytes + 5 * 64 + stamp_bytes;
   m.base = static_cast<uint8_t*>(nic.allocate(m.bytes, a.placement));
   uint8_t* p = m.base + sq_bytes;
   m.send_cqes = reinterpret_cast<mlx5::mlx5_cqe64*>(p), p += cq_bytes;
@@ -51,7 +53,8 @@ QueueMemory carve(SoftNic& nic, const nic::QpAttributes& a) {
   m.doorbell = reinterpret_cast<uint64_t*>(p), p += 64;
   m.state = reinterpret_cast<nic::SendQueueState*>(p), p += 64;
   m.recv_head = reinterpret_cast<uint64_t*>(p), p += 64;
-  m.recv_cq_ci = reinterpret_cast<uint64_t*>(p);
+  m.recv_cq_ci = reinterpret_cast<uint64_t*>(p), p += 64;
+  m.post_stamps = reinterpret_cast<uint64_t*>(p);
   fill_invalid_cqes(m.send_cqes, cq);
   fill_invalid_cqes(m.recv_cqes, rq_cq);
   return m;
@@ -79,6 +82,9 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
   qp.rq_wqe_count = attributes_.rq_wqes;
   qp.recv_cq = CqContext{memory_.recv_cqes, attributes_.rq_wqes ? attributes_.rq_wqes : 1,
                          qpn_ | 0x800000, 0};
+  // Resolved once here; the data path only follows the pointer (null when telemetry is off).
+  const uint32_t channel = attributes_.telemetry_channel >= 0 ? attributes_.telemetry_channel : 0;
+  telemetry_ = telemetry::track_qp(nic_.telemetry_device(), channel, qpn_).counters;
 }
 
 SoftQueuePair::~SoftQueuePair() {
@@ -100,7 +106,8 @@ nic::QpHandle SoftQueuePair::handle() const {
   h.doorbell = memory_.doorbell;
   h.state = memory_.state;
   h.send_cq = nic::CqHandle{memory_.send_cqes, attributes_.cq_entries, qpn_, nullptr};
-  h.telemetry = nullptr;
+  h.telemetry = telemetry_;
+  h.post_stamps = memory_.post_stamps;
   return h;
 }
 

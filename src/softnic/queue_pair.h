@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "dissect/softnic/softnic.h"
+#include "dissect/telemetry/counters.h"
 
 namespace dissect::softnic {
 
@@ -21,6 +22,7 @@ struct QueueMemory {
   nic::SendQueueState* state = nullptr;
   uint64_t* recv_head = nullptr;
   uint64_t* recv_cq_ci = nullptr;
+  uint64_t* post_stamps = nullptr;  // one per send WQEBB, for telemetry's completion latency
 };
 
 class SoftQueuePair : public nic::QueuePair {
@@ -40,6 +42,7 @@ class SoftQueuePair : public nic::QueuePair {
   uint32_t index_;
   uint32_t qpn_;
   QueueMemory memory_;
+  telemetry::QpCounters* telemetry_ = nullptr;
 };
 
 class SoftProtectionDomain : public nic::ProtectionDomain {

@@ -7,6 +7,8 @@
 
 #include "dissect/common/error.h"
 #include "dissect/softnic/execute.h"
+#include "dissect/telemetry/session.h"
+#include "model_counter_source.h"
 #include "placement_memory.h"
 #include "queue_pair.h"
 
@@ -49,6 +51,9 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
   tables_.qp_count = 0;
   tables_.mrs = mrs_.data();
   tables_.qps = qps_.data();
+  telemetry_device_ = telemetry::register_device(
+      telemetry::DeviceInfo{"softnic" + std::to_string(tables_.nic_id), "", "softnic", 1},
+      std::make_unique<ModelCounterSource>(*this));
   if (options_.start_engine) start();
 }
 
@@ -126,6 +131,24 @@ QpContext& SoftNic::context(uint32_t qpn) {
 
 ModelCounters SoftNic::counters(uint32_t qpn) const {
   return const_cast<SoftNic*>(this)->context(qpn).counters;
+}
+
+ModelCounters SoftNic::port_counters() const {
+  ModelCounters total{};
+  const uint32_t count = __atomic_load_n(&tables_.qp_count, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < count; ++i) {
+    const ModelCounters& c = qps_[i].counters;
+    total.doorbells += c.doorbells;
+    total.wqes_executed += c.wqes_executed;
+    total.tx_bytes += c.tx_bytes;
+    total.tx_packets += c.tx_packets;
+    total.rx_bytes += c.rx_bytes;
+    total.rx_packets += c.rx_packets;
+    total.cqes_written += c.cqes_written;
+    total.error_cqes += c.error_cqes;
+    total.bad_doorbells += c.bad_doorbells;
+  }
+  return total;
 }
 
 void SoftNic::start() {

@@ -9,6 +9,7 @@
 #include "dissect/common/clock.h"
 #include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
+#include "dissect/gda/telemetry_hooks.h"
 #include "dissect/mlx5/doorbell.h"
 #include "dissect/nic/handles.h"
 
@@ -41,6 +42,7 @@ DISSECT_HD inline Status ring(const nic::QpHandle& qp) {
   nic::SendQueueState* state = qp.state;
   if constexpr (S == Sharing::exclusive) {
     if (state->ready_head > state->prod_idx) {
+      note_doorbell(qp, state->prod_idx, state->ready_head);
       store_doorbell_pair<Ordering>(qp, state->ready_head);
       state->prod_idx = state->ready_head;
     }
@@ -48,7 +50,9 @@ DISSECT_HD inline Status ring(const nic::QpHandle& qp) {
   } else {
     if (acquire_post_lock<S>(qp) != Status::ok) return Status::timeout;
     const uint64_t end = load_acquire<Scope::gpu>(&state->ready_head);
-    if (end > load_relaxed<Scope::gpu>(&state->prod_idx)) {
+    const uint64_t rung = load_relaxed<Scope::gpu>(&state->prod_idx);
+    if (end > rung) {
+      note_doorbell(qp, rung, end);
       store_doorbell_pair<Ordering>(qp, end);
       store_release<Scope::gpu>(&state->prod_idx, end);
     }

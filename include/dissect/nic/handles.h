@@ -53,6 +53,8 @@ struct QpHandle {
   SendQueueState* state;
   CqHandle send_cq;             // one send CQ per QP: its CQEs name only this QP
   telemetry::QpCounters* telemetry;  // null when telemetry is off or the QP has no slot
+  uint64_t* post_stamps;        // per WQEBB slot: 0 free, 1 posted, else the sampled post time (ns);
+                                // used only when `telemetry` is set
 };
 
 // Receive side of a QP, for RDMA WRITE WITH IMMEDIATE: each one consumes a receive WQE and writes a

@@ -56,6 +56,9 @@ class SoftNic : public nic::Nic {
   // Counters of one QP (by QPN), read while the engine may run: each field is a snapshot.
   ModelCounters counters(uint32_t qpn) const;
   QpContext& context(uint32_t qpn);
+  // Per-QP model counters summed over every QP, as a NIC's port counters would count them.
+  ModelCounters port_counters() const;
+  int telemetry_device() const { return telemetry_device_; }
 
   // Lookup used by connect(): the process's SoftNic with this id, or throws naming it.
   static SoftNic& find(uint32_t nic_id);
@@ -78,6 +81,7 @@ class SoftNic : public nic::Nic {
   std::atomic<bool> stop_requested_{false};
   std::thread engine_;
   std::vector<void*> allocations_;
+  int telemetry_device_ = -1;  // this NIC in telemetry's tables; -1 when telemetry is off
 };
 
 }  // namespace dissect::softnic

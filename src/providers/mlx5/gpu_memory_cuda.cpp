@@ -18,6 +18,20 @@ void check_cuda(cudaError_t rc, const char* call) {
   }
 }
 
+// Driver-API entry points through the runtime, so nothing links libcuda.so.1: a binary built with
+// CUDA must still start (and skip its GPU work) on a machine with no NVIDIA driver, such as CI.
+template <typename Function>
+Function driver_function(const char* symbol) {
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    throw std::runtime_error(std::string("CUDA driver entry point ") + symbol + " not found");
+  }
+  return reinterpret_cast<Function>(function);
+}
+
 }  // namespace
 
 bool cuda_available() {
@@ -32,7 +46,8 @@ void* gpu_allocate(size_t bytes, size_t alignment) {
   const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + alignment - 1) & ~(alignment - 1);
   // Memory the NIC writes must not be reordered against CUDA copies: synchronous memops.
   unsigned int one = 1;
-  cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reinterpret_cast<CUdeviceptr>(raw));
+  driver_function<decltype(&cuPointerSetAttribute)>("cuPointerSetAttribute")(
+      &one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reinterpret_cast<CUdeviceptr>(raw));
   check_cuda(cudaMemset(raw, 0, bytes + alignment), "cudaMemset");
   // The aligned pointer is what callers see; keep the raw one retrievable from cudaPointerGetAttributes.
   return reinterpret_cast<void*>(aligned);
@@ -42,7 +57,8 @@ void gpu_free(void* address) {
   if (!address) return;
   CUdeviceptr base = 0;
   size_t size = 0;
-  if (cuMemGetAddressRange(&base, &size, reinterpret_cast<CUdeviceptr>(address)) == CUDA_SUCCESS) {
+  const auto get_range = driver_function<decltype(&cuMemGetAddressRange)>("cuMemGetAddressRange");
+  if (get_range(&base, &size, reinterpret_cast<CUdeviceptr>(address)) == CUDA_SUCCESS) {
     cudaFree(reinterpret_cast<void*>(base));
   }
 }
@@ -84,8 +100,10 @@ void* map_io_memory(void* address, size_t bytes, std::string* why) {
 
 int gpu_dmabuf_fd(void* address, size_t bytes) {
   int fd = -1;
-  const CUresult rc = cuMemGetHandleForAddressRange(&fd, reinterpret_cast<CUdeviceptr>(address),
-                                                    bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+  const auto get_handle = driver_function<decltype(&cuMemGetHandleForAddressRange)>(
+      "cuMemGetHandleForAddressRange");
+  const CUresult rc = get_handle(&fd, reinterpret_cast<CUdeviceptr>(address), bytes,
+                                 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
   return rc == CUDA_SUCCESS ? fd : -1;
 }
 
