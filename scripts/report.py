@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Turns dissect's results.json into report.md with tables and PNG plots.
 
-usage: report.py RESULTS_JSON OUTPUT_DIR
+usage: report.py RESULTS_JSON OUTPUT_DIR [TELEMETRY_JSON]
+
+With TELEMETRY_JSON (the file DISSECT_TELEMETRY_ENABLE=1 writes), the report adds a telemetry
+summary: per-QP counters and a per-QP completion-latency histogram plot.
 
 Every table and figure names the provider, engine, queue placement, PE layout and the NIC model;
 results measured on the softnic say so. Plots need matplotlib; without it the report says which
@@ -94,8 +97,57 @@ def plot(experiment, results, out_dir, notes):
     return name
 
 
+def telemetry_section(path, out_dir, notes):
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        notes.append(f"telemetry summary skipped: cannot read {path}: {e}")
+        return []
+    lines = ["## Telemetry", "", f"File: `{path}`; latency histogram buckets of "
+             f"{data['histogram_interval_ns']} ns; 1-in-{data.get('latency_sample_interval', 1)} sampling.", "",
+             "| device | channel | QP | WQEs sent | completed | doorbells | tx bytes | CQ errors | "
+             "completion ns min / max |", "|---|---|---|---|---|---|---|---|---|"]
+    series = []
+    for device in data["devices"]:
+        for channel in device["channels"]:
+            for qp in channel["queue_pairs"]:
+                lines.append(f"| {device['roce_device']} | {channel['id']} | {qp['id']:#x} | "
+                             f"{qp['num_wqe_sent']} | {qp['num_wqe_completed']} | {qp['num_doorbells']} | "
+                             f"{qp['tx_bytes']} | {qp['num_cq_errors']} | "
+                             f"{qp['wqe_completion_ns_min']} / {qp['wqe_completion_ns_max']} |")
+                hist = [b["num_wqe"] for b in qp["wqe_completion_histogram"]]
+                if sum(hist):
+                    series.append((f"{device['roce_device']} QP {qp['id']:#x}", hist,
+                                   [b["latency_ns"] for b in qp["wqe_completion_histogram"]]))
+    lines.append("")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        notes.append("telemetry histogram plot skipped: matplotlib is not installed")
+        return lines
+    if series:
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+        shown = series[:8]
+        width = 0.8 / len(shown)
+        for i, (name, hist, edges) in enumerate(shown):
+            ax.bar([j + i * width for j in range(len(hist))], hist, width, label=name)
+        ax.set_xticks(range(len(shown[0][2])))
+        ax.set_xticklabels([f"<{e} ns" for e in shown[0][2]], fontsize=7, rotation=20)
+        ax.set_ylabel("completions")
+        ax.set_title("per-QP completion latency (post -> CQE), softnic" , fontsize=9)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "telemetry_latency.png"), dpi=120)
+        plt.close(fig)
+        lines += ["![telemetry latency](telemetry_latency.png)", ""]
+    return lines
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     data = load(sys.argv[1])
     out_dir = sys.argv[2]
@@ -115,6 +167,8 @@ def main():
         image = plot(experiment, results, out_dir, notes)
         if image:
             lines += [f"![{experiment}]({image})", ""]
+    if len(sys.argv) == 4:
+        lines += telemetry_section(sys.argv[3], out_dir, notes)
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     with open(os.path.join(out_dir, "report.md"), "w") as f:

@@ -9,6 +9,7 @@
 
 #include "dissect/bench/experiment.h"
 #include "dissect/common/error.h"
+#include "dissect/telemetry/session.h"
 
 namespace dissect::bench {
 namespace {
@@ -48,7 +49,12 @@ int report_main(int argc, char** argv) {
   const std::string results = directory + "/results.json";
   report.write_json(results, arguments.command_line());
   const std::string script = std::string(DISSECT_SOURCE_DIR) + "/scripts/report.py";
-  const std::string command = "python3 " + quote(script) + " " + quote(results) + " " + quote(directory);
+  std::string command = "python3 " + quote(script) + " " + quote(results) + " " + quote(directory);
+  // With DISSECT_TELEMETRY_ENABLE=1 the report gains a telemetry summary of this process's file.
+  if (telemetry::Session* session = telemetry::process_session()) {
+    telemetry::finalize_process_session();
+    command += " " + quote(session->output_path());
+  }
   if (std::system(command.c_str()) != 0) {
     throw Error("writing the report failed: " + command);
   }
