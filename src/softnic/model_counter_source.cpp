@@ -19,8 +19,15 @@ std::vector<std::string> ModelCounterSource::names() const {
           "req_cqe_error"};
 }
 
+void ModelCounterSource::detach(const ModelCounters& final_totals) {
+  std::lock_guard<std::mutex> guard(lock_);
+  final_totals_ = final_totals;
+  nic_ = nullptr;
+}
+
 telemetry::HwCounterValues ModelCounterSource::read(const std::vector<std::string>& names) {
-  const ModelCounters totals = nic_.port_counters();
+  std::lock_guard<std::mutex> guard(lock_);
+  const ModelCounters totals = nic_ != nullptr ? nic_->port_counters() : final_totals_;
   telemetry::HwCounterValues values;
   for (const auto& name : names) values.push_back({name, model_value(totals, name)});
   return values;

@@ -2,6 +2,7 @@
 // they mean what the ConnectX counter means (bytes and packets on the port, requester error CQEs).
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -10,14 +11,19 @@
 
 namespace dissect::softnic {
 
+// Telemetry owns the source and reads it until the process exits, which may be after the SoftNic
+// is gone: the SoftNic detaches it on destruction, leaving its final totals behind.
 class ModelCounterSource : public telemetry::HwCounterSource {
  public:
-  explicit ModelCounterSource(const SoftNic& nic) : nic_(nic) {}
+  explicit ModelCounterSource(const SoftNic& nic) : nic_(&nic) {}
   std::vector<std::string> names() const override;
   telemetry::HwCounterValues read(const std::vector<std::string>& names) override;
+  void detach(const ModelCounters& final_totals);
 
  private:
-  const SoftNic& nic_;
+  std::mutex lock_;
+  const SoftNic* nic_;  // null once detached
+  ModelCounters final_totals_{};
 };
 
 }  // namespace dissect::softnic

@@ -51,14 +51,18 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
   tables_.qp_count = 0;
   tables_.mrs = mrs_.data();
   tables_.qps = qps_.data();
+  auto source = std::make_unique<ModelCounterSource>(*this);
+  ModelCounterSource* kept = source.get();
   telemetry_device_ = telemetry::register_device(
       telemetry::DeviceInfo{"softnic" + std::to_string(tables_.nic_id), "", "softnic", 1},
-      std::make_unique<ModelCounterSource>(*this));
+      std::move(source));
+  model_counters_ = telemetry_device_ >= 0 ? kept : nullptr;  // telemetry owns it when it took it
   if (options_.start_engine) start();
 }
 
 SoftNic::~SoftNic() {
   stop();
+  if (model_counters_ != nullptr) model_counters_->detach(port_counters());
   for (void* p : allocations_) free_placement(p);
   std::lock_guard<std::mutex> guard(registry_lock);
   registry().erase(tables_.nic_id);

@@ -23,6 +23,8 @@
 
 namespace dissect::softnic {
 
+class ModelCounterSource;  // src/softnic/model_counter_source.h
+
 enum class EngineKind { host_thread, gpu_kernel };
 const char* to_string(EngineKind kind);
 
@@ -82,6 +84,7 @@ class SoftNic : public nic::Nic {
   std::thread engine_;
   std::vector<void*> allocations_;
   int telemetry_device_ = -1;  // this NIC in telemetry's tables; -1 when telemetry is off
+  ModelCounterSource* model_counters_ = nullptr;  // owned by telemetry
 };
 
 }  // namespace dissect::softnic
