@@ -1,6 +1,7 @@
 // One host error model: an exception that carries the call, the object and the value.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
