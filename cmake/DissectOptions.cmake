@@ -76,3 +76,13 @@ function(dissect_add_test)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" SKIP_RETURN_CODE 77 TIMEOUT ${T_TIMEOUT})
 endfunction()
+
+# Adds every sub-folder of the current source folder that has a CMakeLists.txt: one part's tests each.
+function(dissect_add_part_folders)
+  file(GLOB parts LIST_DIRECTORIES true ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  foreach(part ${parts})
+    if(IS_DIRECTORY ${part} AND EXISTS ${part}/CMakeLists.txt)
+      add_subdirectory(${part})
+    endif()
+  endforeach()
+endfunction()
