@@ -62,6 +62,9 @@ endif()
 if(DISSECT_HAVE_MLX5)
   target_compile_definitions(dissect_build_flags INTERFACE DISSECT_HAVE_MLX5=1)
 endif()
+if(NOT DISSECT_WITH_TELEMETRY)
+  target_compile_definitions(dissect_build_flags INTERFACE DISSECT_TELEMETRY_COMPILED_OUT=1)
+endif()
 
 # dissect_add_test(NAME <name> SOURCES <files...> LIBS <targets...> LABELS <cpu|gpu|nic>)
 # A test that needs hardware it does not find prints the reason on stderr and exits 77 (skipped).

@@ -16,11 +16,19 @@
 
 namespace dissect::gda {
 
+// -DDISSECT_WITH_TELEMETRY=OFF builds the data path with no hook at all: the reference against
+// which docs/telemetry.md measures what a disabled (null-slot) hook costs.
+#if defined(DISSECT_TELEMETRY_COMPILED_OUT)
+inline constexpr bool TELEMETRY_COMPILED = false;
+#else
+inline constexpr bool TELEMETRY_COMPILED = true;
+#endif
+
 inline constexpr uint64_t POSTED_NOT_SAMPLED = 1;
 
 DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64_t bytes,
                                  uint8_t opcode, uint32_t ds) {
-  if (qp.telemetry == nullptr) return;
+  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
   const bool sampled = telemetry::on_post(qp.telemetry, telemetry::PostInfo{bytes, opcode, ds * 16});
   uint64_t marker = POSTED_NOT_SAMPLED;
   if (sampled) {
@@ -32,14 +40,14 @@ DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64
 
 // Counts the WQEs that start in [from, to) and announces them as one doorbell.
 DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if (qp.telemetry == nullptr) return;
+  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
   uint64_t wqes = 0;
   for (uint64_t i = from; i < to; ++i) wqes += qp.post_stamps[i & qp.sq.mask()] != 0;
   telemetry::on_doorbell(qp.telemetry, wqes);
 }
 
 DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if (qp.telemetry == nullptr) return;
+  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
   for (uint64_t i = from; i < to; ++i) {
     uint64_t* slot = &qp.post_stamps[i & qp.sq.mask()];
     const uint64_t marker = *slot;
@@ -53,7 +61,11 @@ DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint
   }
 }
 
-DISSECT_HD inline void note_poll(const nic::QpHandle& qp) { telemetry::on_cq_poll(qp.telemetry); }
-DISSECT_HD inline void note_error(const nic::QpHandle& qp) { telemetry::on_cq_error(qp.telemetry); }
+DISSECT_HD inline void note_poll(const nic::QpHandle& qp) {
+  if (TELEMETRY_COMPILED) telemetry::on_cq_poll(qp.telemetry);
+}
+DISSECT_HD inline void note_error(const nic::QpHandle& qp) {
+  if (TELEMETRY_COMPILED) telemetry::on_cq_error(qp.telemetry);
+}
 
 }  // namespace dissect::gda

@@ -19,6 +19,9 @@ namespace {
 
 class TelemetryOn : public ::testing::Test {
  protected:
+  void SetUp() override {
+    if (!gda::TELEMETRY_COMPILED) GTEST_SKIP() << "built with DISSECT_WITH_TELEMETRY=OFF";
+  }
   static void SetUpTestSuite() {
     // Before the first softnic: the process session reads the environment once.
     setenv("DISSECT_TELEMETRY_ENABLE", "1", 1);
