@@ -72,8 +72,10 @@ DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t ke
          covers(*entry, address, length);
 }
 
-// Writes CQE number `cq.produced`: every byte but op_own first, then op_own with release, so a
-// poller that sees the new owner bit sees the whole entry (rdma-core reads op_own, then rmb()).
+// Writes CQE number `cq.produced`: bytes 0..59 first, then the last word (wqe_counter |
+// signature | op_own) in one release store, so a poller that acquires that word and sees the new
+// owner bit sees the whole entry (rdma-core reads op_own, then rmb()). The poller reads the same
+// 4-byte word (gda/completion.h), so writer and reader agree on one atomic object.
 DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode) {
   mlx5::mlx5_cqe64* slot = &cq.cqes[cq.produced & (cq.cqe_count - 1)];
   const uint8_t op_own = mlx5::make_op_own(cqe_opcode, cq.produced, cq.cqe_count);
@@ -81,13 +83,14 @@ DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uin
   const uint64_t* source = reinterpret_cast<const uint64_t*>(&cqe);
   for (int i = 0; i < 7; ++i) words[i] = source[i];
   slot->sop_drop_qpn = cqe.sop_drop_qpn;
-  slot->wqe_counter = cqe.wqe_counter;
-  slot->signature = 0;
+  const uint32_t tail = static_cast<uint32_t>(cqe.wqe_counter.raw) |
+                        (static_cast<uint32_t>(op_own) << 24);  // signature (byte 62) = 0
+  uint32_t* last_word = reinterpret_cast<uint32_t*>(slot) + 15;
 #if defined(__CUDA_ARCH__)
   fence_release<Scope::system>();
-  *reinterpret_cast<volatile uint8_t*>(&slot->op_own) = op_own;
+  *reinterpret_cast<volatile uint32_t*>(last_word) = tail;
 #else
-  __atomic_store_n(&slot->op_own, op_own, __ATOMIC_RELEASE);
+  __atomic_store_n(last_word, tail, __ATOMIC_RELEASE);
 #endif
   ++cq.produced;
 }

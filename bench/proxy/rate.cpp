@@ -1,0 +1,160 @@
+// `dissect proxy-rate`: Figure 7, 8 B message rate against worker count at batch 1 and 16
+// (softnic, host producers). T workers serve R = T rings, one producer thread per ring, each
+// enqueueing 8 B writes back to back (tuned handoff unless --handoff says otherwise); the rate is
+// messages over the time from the start signal to the last completion. Every write carries its
+// message number, checked in the destination afterwards.
+#include <sched.h>
+
+#include <atomic>
+#include <thread>
+
+#include "dissect/bench/experiment.h"
+#include "proxy_bench_rig.h"
+
+namespace dissect::bench {
+namespace {
+
+template <typename Handoff>
+void produce(ProxyBenchRig& rig, uint32_t ring_number, uint64_t first, uint64_t count,
+             const std::atomic<bool>& go, std::atomic<bool>* ok) {
+  try {
+    while (!go.load(std::memory_order_acquire)) spin_pause();
+    const proxy::RingHandle ring = rig.proxy->ring(ring_number);
+    uint64_t index = 0;
+    for (uint64_t m = first; m < first + count; ++m) {
+      rig.a[m] = m + 1;
+      index = enqueue_or_throw<Handoff>(ring, write_word(0, m));
+    }
+    if (count != 0) check(proxy::wait_completion(ring, index), "completion");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    *ok = false;
+  }
+}
+
+uint32_t available_cores() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
+}
+
+// In words, what most likely limited the point (the measurement cannot see inside the engine).
+std::string saturation(const ProxyRatePoint& p, uint32_t cores) {
+  const uint32_t spinning = p.producers + p.workers + 1;
+  if (spinning > cores) {
+    return "host cores: " + std::to_string(spinning) + " spinning threads (" + std::to_string(p.producers) +
+           " producers, " + std::to_string(p.workers) + " workers, 1 softnic engine) on " +
+           std::to_string(cores) + " cores";
+  }
+  if (p.worker_busy > 0.9) return "proxy workers (busy in >90% of polling passes)";
+  return "softnic engine (one host thread executes every QP's WQEs)";
+}
+
+template <typename Handoff>
+double one_run(const ProxyRateOptions& o, ProxyRatePoint* p) {
+  proxy::ProxyConfig config;
+  config.workers = p->workers;
+  config.rings = p->rings;
+  config.batch = p->batch;
+  config.ring_entries = o.ring_entries;
+  config.handoff = o.handoff;
+  const uint64_t per_producer = o.messages / p->producers;
+  const uint64_t total = per_producer * p->producers;
+  ProxyBenchRig rig(config, o.placement, total + 8);
+  rig.proxy->start();
+  std::atomic<bool> go{false}, ok{true};
+  std::vector<std::thread> producers;
+  for (uint32_t t = 0; t < p->producers; ++t) {
+    producers.emplace_back(produce<Handoff>, std::ref(rig), t % p->rings, t * per_producer, per_producer,
+                           std::cref(go), &ok);
+  }
+  const uint64_t t0 = now_ns();
+  go.store(true, std::memory_order_release);
+  for (auto& t : producers) t.join();
+  const uint64_t t1 = now_ns();
+  bool valid = ok.load();
+  for (uint64_t m = 0; m < total && valid; ++m) valid = rig.b[m] == m + 1;
+  p->payload_validated = valid;
+  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0;
+  for (const auto& s : rig.proxy->stats()) {
+    descriptors += s.descriptors;
+    posts += s.posts;
+    passes += s.passes;
+    busy += s.busy_passes;
+  }
+  p->mean_chain = posts ? double(descriptors) / posts : 0;
+  p->worker_busy = passes ? double(busy) / passes : 0;
+  p->worker_clocks = rig.worker_clocks();
+  return total / ((t1 - t0) / 1e3);  // messages per microsecond = M msg/s
+}
+
+}  // namespace
+
+std::vector<ProxyRatePoint> measure_proxy_rate(const ProxyRateOptions& o) {
+  std::vector<ProxyRatePoint> points;
+  const uint32_t cores = available_cores();
+  for (uint32_t batch : o.batches) {
+    for (uint32_t workers : o.workers) {
+      ProxyRatePoint p;
+      p.workers = workers;
+      p.rings = workers;
+      p.producers = workers;
+      p.batch = batch;
+      p.payload_validated = true;
+      for (uint64_t run = 0; run < o.runs; ++run) {
+        const double rate = o.handoff == proxy::Handoff::tuned ? one_run<proxy::tuned>(o, &p)
+                                                               : one_run<proxy::baseline>(o, &p);
+        p.rate_mmsgs.push_back(rate);
+      }
+      p.saturated = saturation(p, cores);
+      points.push_back(p);
+    }
+  }
+  return points;
+}
+
+namespace {
+
+int run_proxy_rate(const Arguments& arguments, Report& report) {
+  arguments.provider({"softnic"});
+  const bool quick = arguments.flag("quick");
+  ProxyRateOptions o;
+  o.messages = arguments.integer("messages", quick ? 100000 : 400000, 1000, 1'000'000'000);
+  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
+  const uint32_t max_workers = static_cast<uint32_t>(arguments.integer("max-workers", 8, 1, 64));
+  o.workers.clear();
+  for (uint32_t t = 1; t <= max_workers; ++t) o.workers.push_back(t);
+  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
+  o.handoff = proxy::handoff_from_string(arguments.text("handoff", "tuned").c_str());
+  const std::string cores = arguments.text("cores", "");
+  o.placement.pin = !cores.empty();
+  o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  arguments.check_all_used();
+  bool valid = true;
+  for (const ProxyRatePoint& p : measure_proxy_rate(o)) {
+    Result r = proxy_result("proxy-rate", "T=" + std::to_string(p.workers) + " B=" + std::to_string(p.batch));
+    r.knobs = {{"handoff", proxy::to_string(o.handoff)}, {"workers (T)", std::to_string(p.workers)},
+               {"rings (R)", std::to_string(p.rings)}, {"producers", std::to_string(p.producers)},
+               {"batch (B)", std::to_string(p.batch)}, {"message bytes", "8"},
+               {"messages", std::to_string(o.messages)}, {"ring_entries", std::to_string(o.ring_entries)},
+               {"pinning", cores.empty() ? "unpinned" : "cores " + cores}};
+    Metric rate{"message rate", "Mmsg/s", {}};
+    for (double v : p.rate_mmsgs) rate.runs.push_back(summarize({v}));
+    r.metrics = {rate};
+    r.payload_validated = p.payload_validated;
+    r.environment = {{"mean chain (descriptors per post)", std::to_string(p.mean_chain)},
+                     {"worker busy fraction", std::to_string(p.worker_busy)},
+                     {"saturated", p.saturated}};
+    add_clock_environment(p.worker_clocks, "", &r.environment);
+    valid &= p.payload_validated;
+    report.add(r);
+  }
+  if (!valid) throw Error("proxy-rate: payload validation failed (see the rows with payload_validated false)");
+  return 0;
+}
+
+const bool registered = register_experiment(
+    {"proxy-rate", "Figure 7: 8 B proxy message rate vs workers at batch 1 and 16 (softnic, host producers)",
+     run_proxy_rate, true});
+
+}  // namespace
+}  // namespace dissect::bench

@@ -1,0 +1,152 @@
+// The producer side of the two handoffs: GPU threads and host threads run this same code.
+//
+//   enqueue<baseline>(ring, request, &index)       reserve (atomic) -> check room (read the
+//                                                  consumer's tail every time) -> write the
+//                                                  descriptor -> publish ready[slot] with a
+//                                                  system-scope release
+//   enqueue<tuned>(ring, request, &index)          reserve (one producer: a private counter) ->
+//                                                  check room against the cached tail (re-read
+//                                                  only when it says full) -> one posted 16-byte
+//                                                  store that carries its own validity
+//   wait_completion(ring, index)                   until the worker reports descriptor `index`
+//                                                  completed (its CQE seen)
+//
+// A full ring backpressures: the producer waits (bounded by ring.timeout_ns) until the worker has
+// consumed the slot's previous descriptor; nothing is ever overwritten.
+//
+// Why the room check is safe: the worker stores tail with release after it has read every slot
+// below tail; the producer reads tail with acquire before it writes a slot of the next lap, so the
+// worker's read of the old descriptor happens before the producer's overwrite.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
+#include "dissect/gda/sharing.h"
+#include "dissect/proxy/descriptor.h"
+#include "dissect/proxy/ring.h"
+#include "dissect/proxy/status.h"
+#include "dissect/proxy/store16.h"
+
+namespace dissect::proxy {
+
+using gda::Sharing;
+
+struct baseline {
+  static constexpr const char* name = "baseline";
+};
+struct tuned {
+  static constexpr const char* name = "tuned";
+};
+
+// Waits (bounded) until descriptor `index` has a free slot: index < tail + entries.
+// baseline reads the consumer's tail on every call (a PCIe read for a GPU producer); tuned trusts
+// its cached tail and re-reads only when the cache says full.
+template <typename Handoff, Sharing S>
+DISSECT_HD inline Status wait_for_slot(const RingHandle& ring, uint64_t index, uint64_t timeout_ns) {
+  if constexpr (std::is_same_v<Handoff, tuned>) {
+    if (index < load_relaxed<Scope::gpu>(&ring.producer->tail_cache) + ring.entries) return Status::ok;
+  }
+  uint64_t began = 0;
+  gda::Backoff backoff;
+  for (;;) {
+    const uint64_t tail = load_acquire<Scope::system>(&ring.consumer->tail);
+    if (index < tail + ring.entries) {
+      if constexpr (std::is_same_v<Handoff, tuned>) {
+        // Racing producers (Sharing::shared) may store an older tail; the cache only has to stay
+        // at or below the real tail, which any value once read does.
+        store_relaxed<Scope::gpu>(&ring.producer->tail_cache, tail);
+      }
+      return Status::ok;
+    }
+    const uint64_t now = now_ns();
+    if (began == 0) began = now;
+    if (now - began > timeout_ns) {
+      return report_timeout("room in the ring (the worker's tail)", ring.ring_id, index, tail,
+                            now - began);
+    }
+    backoff.pause();
+  }
+}
+
+template <typename Handoff, Sharing S>
+DISSECT_HD inline uint64_t reserve_index(const RingHandle& ring) {
+  if constexpr (std::is_same_v<Handoff, tuned> && S == Sharing::exclusive) {
+    const uint64_t index = load_relaxed<Scope::gpu>(&ring.producer->head);
+    store_relaxed<Scope::gpu>(&ring.producer->head, index + 1);
+    return index;
+  } else {
+    return fetch_add<Scope::gpu>(&ring.producer->head, uint64_t{1});
+  }
+}
+
+// Writes and publishes descriptor `index` (its slot is known to be free).
+template <typename Handoff>
+DISSECT_HD inline void publish_descriptor(const RingHandle& ring, uint64_t index,
+                                          const Request& request) {
+  Descriptor* slot = &ring.descriptors[ring.slot(index)];
+  const Descriptor d = encode(request, ring.phase(index));
+  if constexpr (std::is_same_v<Handoff, tuned>) {
+    store_descriptor_release(slot, d);
+  } else {
+    // The release on ready[] orders both descriptor words (and the payload) before it; the worker
+    // acquires ready[] before reading the words. index + 1 names the lap, so a flag left from the
+    // previous lap (index + 1 - entries) never matches.
+    store_descriptor_relaxed(slot, d);
+    store_release<Scope::system>(&ring.ready[ring.slot(index)], index + 1);
+  }
+}
+
+// Enqueues one request; *index receives its descriptor index (for wait_completion).
+// Sharing::exclusive with tuned requires that this thread is the ring's only producer.
+template <typename Handoff, Sharing S = Sharing::exclusive>
+DISSECT_HD inline Status enqueue(const RingHandle& ring, const Request& request, uint64_t* index,
+                                 uint64_t timeout_ns) {
+  if (!request_fits(request)) return Status::rejected;
+  *index = reserve_index<Handoff, S>(ring);
+  const Status room = wait_for_slot<Handoff, S>(ring, *index, timeout_ns);
+  if (room != Status::ok) {
+    // A sole producer can hand its reservation back, so it may retry later. A shared reservation
+    // cannot be returned (later producers hold later indices): the worker will wait at this index,
+    // and its shutdown report names it.
+    if constexpr (std::is_same_v<Handoff, tuned> && S == Sharing::exclusive) {
+      store_relaxed<Scope::gpu>(&ring.producer->head, *index);
+    }
+    return room;
+  }
+  publish_descriptor<Handoff>(ring, *index, request);
+  return Status::ok;
+}
+
+template <typename Handoff, Sharing S = Sharing::exclusive>
+DISSECT_HD inline Status enqueue(const RingHandle& ring, const Request& request, uint64_t* index) {
+  return enqueue<Handoff, S>(ring, request, index, ring.timeout_ns);
+}
+
+// Waits (bounded) until every descriptor of this ring up to and including `index` has completed.
+// Returns failed when the worker recorded an error on the ring.
+DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index, uint64_t timeout_ns) {
+  uint64_t began = 0;
+  gda::Backoff backoff;
+  for (;;) {
+    const uint64_t completed = load_acquire<Scope::system>(ring.completed);
+    if (completed > index) {
+      return load_relaxed<Scope::system>(&ring.consumer->error) == 0 ? Status::ok : Status::failed;
+    }
+    const uint64_t now = now_ns();
+    if (began == 0) began = now;
+    if (now - began > timeout_ns) {
+      return report_timeout("completion (the ring's completion counter)", ring.ring_id, index,
+                            completed, now - began);
+    }
+    backoff.pause();
+  }
+}
+
+DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index) {
+  return wait_completion(ring, index, ring.timeout_ns);
+}
+
+}  // namespace dissect::proxy
