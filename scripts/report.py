@@ -45,10 +45,30 @@ def metric_names(results):
     return list(names)
 
 
+def split_knobs(results):
+    """Knobs equal in every row (for the header line) and knobs that vary (one column each)."""
+    keys = list(OrderedDict((k, True) for r in results for k in r["knobs"]))
+    constant = OrderedDict()
+    varying = []
+    for k in keys:
+        values = {r["knobs"].get(k) for r in results}
+        if len(values) == 1:
+            constant[k] = values.pop()
+        else:
+            varying.append(k)
+    return constant, varying
+
+
 def table(results):
     names = metric_names(results)
-    head = "| case | " + " | ".join(f"{n} ({u}) p50 ± spread" for n, u in names) + " | payload |"
-    rule = "|" + "---|" * (len(names) + 2)
+    _, varying = split_knobs(results)
+    # What saturated and how busy the workers were: the issue asks the report to name it per row.
+    summary_keys = [k for k in ("saturated", "mean chain (descriptors per post)", "worker busy fraction")
+                    if any(k in r.get("environment", {}) for r in results)]
+    varying = varying + [f"env:{k}" for k in summary_keys]
+    head = ("| case | " + "".join(f"{k.replace('env:', '')} | " for k in varying) +
+            " | ".join(f"{n} ({u}) p50 ± spread" for n, u in names) + " | payload |")
+    rule = "|" + "---|" * (len(names) + len(varying) + 2)
     rows = [head, rule]
     for r in results:
         by_name = {(m["name"], m["unit"]): m for m in r["metrics"]}
@@ -57,7 +77,10 @@ def table(results):
             m = by_name.get(key)
             cells.append("—" if m is None else f"{m['p50']:.3f} ± {m['spread']:.3f}")
         ok = "validated" if r["payload_validated"] else "**NOT validated**"
-        rows.append(f"| {r['label']} | " + " | ".join(cells) + f" | {ok} |")
+        knob_cells = "".join(
+            f"{r['environment'].get(k[4:], '—') if k.startswith('env:') else r['knobs'].get(k, '—')} | "
+            for k in varying)
+        rows.append(f"| {r['label']} | " + knob_cells + " | ".join(cells) + f" | {ok} |")
     return "\n".join(rows)
 
 
@@ -162,8 +185,11 @@ def main():
                   "mechanism plus a software NIC model, not a ConnectX.", ""]
     for experiment, results in groups.items():
         lines += [f"## {experiment}", "", context_line(results[0]), "",
-                  "Knobs: " + ", ".join(f"{k}={v}" for k, v in results[0]["knobs"].items()), "",
+                  "Knobs (all rows): " + ", ".join(f"{k}={v}" for k, v in split_knobs(results)[0].items()), "",
                   table(results), ""]
+        env = results[0].get("environment", {})
+        if env:
+            lines += ["Environment (first row): " + ", ".join(f"{k}={v}" for k, v in env.items()), ""]
         image = plot(experiment, results, out_dir, notes)
         if image:
             lines += [f"![{experiment}]({image})", ""]
