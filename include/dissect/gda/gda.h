@@ -16,7 +16,6 @@
 #include "dissect/gda/ordering.h"
 #include "dissect/gda/status.h"
 #include "dissect/gda/submit.h"
-#include "dissect/gda/telemetry_hooks.h"
 #include "dissect/gda/wqe.h"
 
 namespace dissect::gda {
@@ -29,7 +28,6 @@ DISSECT_HD inline Status put(const nic::QpHandle& qp, const WriteRequest& reques
   const Status room = reserve<Ordering, S>(qp, write_wqebbs(), &base);
   if (room != Status::ok) return room;
   write_rdma_write_wqe(qp, base, request, completion);
-  note_post(qp, base, request.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS);
   *end = base + write_wqebbs();
   return publish_and_ring<Ordering, S>(qp, base, write_wqebbs());
 }
@@ -42,8 +40,6 @@ DISSECT_HD inline Status put_inline(const nic::QpHandle& qp, const InlineWriteRe
   const Status room = reserve<Ordering, S>(qp, wqebbs, &base);
   if (room != Status::ok) return room;
   write_rdma_write_inline_wqe(qp, base, request, completion);
-  note_post(qp, base, request.length, mlx5::MLX5_OPCODE_RDMA_WRITE,
-            mlx5::rc_write_inline_ds(request.length));
   *end = base + wqebbs;
   return publish_and_ring<Ordering, S>(qp, base, wqebbs);
 }
@@ -56,7 +52,6 @@ DISSECT_HD inline Status put_with_immediate(const nic::QpHandle& qp, const Write
   const Status room = reserve<Ordering, S>(qp, write_wqebbs(), &base);
   if (room != Status::ok) return room;
   write_rdma_write_imm_wqe(qp, base, request, immediate, completion);
-  note_post(qp, base, request.length, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS);
   *end = base + write_wqebbs();
   return publish_and_ring<Ordering, S>(qp, base, write_wqebbs());
 }
@@ -69,7 +64,6 @@ DISSECT_HD inline Status fetch_add(const nic::QpHandle& qp, const FetchAddReques
   const Status room = reserve<Ordering, S>(qp, fetch_add_wqebbs(), &base);
   if (room != Status::ok) return room;
   write_fetch_add_wqe(qp, base, request, Completion::signaled);
-  note_post(qp, base, 8, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS);
   *end = base + fetch_add_wqebbs();
   return publish_and_ring<Ordering, S>(qp, base, fetch_add_wqebbs());
 }
@@ -84,8 +78,6 @@ DISSECT_HD inline Status post_writes(const nic::QpHandle& qp, const WriteRequest
   for (uint32_t i = 0; i < count; ++i) {
     const Completion c = i + 1 == count ? Completion::signaled : Completion::unsignaled;
     write_rdma_write_wqe(qp, base + i * write_wqebbs(), requests[i], c);
-    note_post(qp, base + i * write_wqebbs(), requests[i].length, mlx5::MLX5_OPCODE_RDMA_WRITE,
-              mlx5::RC_WRITE_DS);
   }
   *end = base + count * write_wqebbs();
   return publish_and_ring<Ordering, S>(qp, base, count * write_wqebbs());

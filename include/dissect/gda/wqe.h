@@ -3,6 +3,8 @@
 // through the ring, so a WQE that straddles the end of the ring wraps to slot 0 segment by segment.
 //
 // Caller: the thread that reserved `index` (gda/submit.h). Nothing here orders or publishes.
+// Every builder ends with telemetry's post hook (a no-op without a slot), so each WQE is counted
+// once whichever path built it: mini-gda's put*() or a proxy worker.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "dissect/mlx5/ring.h"
 #include "dissect/mlx5/wqe.h"
+#include "dissect/gda/telemetry_hooks.h"
 #include "dissect/nic/handles.h"
 
 namespace dissect::gda {
@@ -102,6 +105,7 @@ DISSECT_HD inline void write_rdma_write_wqe(const nic::QpHandle& qp, uint64_t in
   write_data(qp, index, 2, r.length, r.lkey, r.local_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS, completion,
              mlx5::be32{0});
+  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS);
 }
 
 // `immediate` is delivered to the responder's receive CQE as given (big-endian, as verbs defines
@@ -112,6 +116,7 @@ DISSECT_HD inline void write_rdma_write_imm_wqe(const nic::QpHandle& qp, uint64_
   write_raddr(qp, index, r.remote_address, r.rkey);
   write_data(qp, index, 2, r.length, r.lkey, r.local_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS, completion, immediate);
+  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS);
 }
 
 // The inline segment: a BE32 header (length | MLX5_INLINE_SEG) and the payload, padded to 16 B.
@@ -139,6 +144,7 @@ DISSECT_HD inline void write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint
   write_inline_payload(qp, index, r.payload, r.length);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length),
              completion, mlx5::be32{0});
+  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length));
 }
 
 DISSECT_HD inline void write_fetch_add_wqe(const nic::QpHandle& qp, uint64_t index,
@@ -150,11 +156,13 @@ DISSECT_HD inline void write_fetch_add_wqe(const nic::QpHandle& qp, uint64_t ind
   write_data(qp, index, 3, 8, r.result_lkey, r.result_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS, completion,
              mlx5::be32{0});
+  note_post(qp, index, 8, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS);
 }
 
 DISSECT_HD inline void write_nop_wqe(const nic::QpHandle& qp, uint64_t index,
                                      Completion completion) {
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_NOP, 1, completion, mlx5::be32{0});
+  note_post(qp, index, 0, mlx5::MLX5_OPCODE_NOP, 1);
 }
 
 }  // namespace dissect::gda

@@ -25,6 +25,15 @@
 //    with cudaFuncGetAttributes before starting an engine. If your program touches CUDA before the
 //    library does, set CUDA_MODULE_LOADING=EAGER yourself or call preload_kernel() on each of your
 //    kernels before start().
+//  - Per-context resources a kernel needs at its first launch (local memory, the printf FIFO) are
+//    set up before the engine starts: start() launches a probe kernel using both and waits for it.
+//    Measured on the H200 without it: a kernel with a local array and gda's timeout printf never
+//    started while the engine ran, a kernel with neither did. (The probe fix is not yet verified
+//    on the device: see docs/results/h200.md.)
+//  - Local memory is reserved before the engine starts (GpuSoftNicOptions::local_memory_reserve,
+//    through cudaDeviceSetLimit(cudaLimitStackSize)): a kernel needing more per-thread local memory
+//    than reserved would make the driver wait for an idle device, i.e. forever. Do not lower the
+//    stack limit or launch kernels with larger frames while an engine runs.
 //  - A fault inside the engine is never a silent hang: the engine writes a status block (current
 //    QP, consumer index, last syndrome, heartbeat) into mapped host memory, and a host watchdog
 //    prints it when the heartbeat stalls or the engine kernel fails; stop() gives up after a
@@ -69,13 +78,19 @@ struct GpuSoftNicOptions {
   uint32_t max_mrs = 256;
   bool start_engine = true;
   uint64_t watchdog_stall_ns = 2'000'000'000ull;  // heartbeat silent this long -> report
+  // Per-thread local memory (cudaLimitStackSize) reserved before the engine starts. A kernel
+  // whose local frame exceeds the current reservation makes the driver grow it, which waits for
+  // the device to go idle: behind a running engine that never happens (measured on the H200:
+  // any kernel with a local array hung while the engine ran). preload_kernel() checks it.
+  size_t local_memory_reserve = 8192;
 };
 
 // Sets CUDA_MODULE_LOADING=EAGER (unless already EAGER) and initialises the runtime. Returns the
 // device count; 0 (and no exception) when there is no usable CUDA device.
 int gpu_runtime_init();
 // Loads a kernel's module now (cudaFuncGetAttributes), so launching it later cannot deadlock
-// behind a running engine. Throws naming `what` on failure.
+// behind a running engine, and checks its local frame fits the reserved stack size. Throws naming
+// `what` on failure.
 void preload_kernel(const void* kernel, const char* what);
 // Enables peer access both ways between two devices; false when they cannot reach each other.
 bool enable_peer_access(int a, int b);

@@ -1,0 +1,192 @@
+#include "harness.cuh"
+
+#include <cstring>
+
+namespace dissect::bench::gpu {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    throw std::runtime_error(std::string("gpu experiments: ") + what + ": " + cudaGetErrorString(e));
+  }
+}
+
+PePair::~PePair() {
+  // Stop first: cudaFree may synchronise the device, which never returns behind an engine.
+  for (auto& n : nics) n->stop();
+  for (auto& p : pe) {
+    p.qp.reset();
+    if (p.stream) cudaStreamDestroy(p.stream);
+  }
+  cudaSetDevice(pe[0].device);
+  cudaFree(samples.a);
+  cudaFree(samples.b);
+  cudaFree(samples.timer);
+  cudaFree(samples.status);
+}
+
+std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t iterations) {
+  if (softnic::gpu_runtime_init() == 0) throw std::runtime_error("no CUDA device");
+  auto pair = std::make_unique<PePair>();
+  const bool two = config.pe_layout == "two-gpus";
+  const auto engine = config.engine == "host-thread" ? softnic::EngineKind::host_thread
+                                                     : softnic::EngineKind::gpu_kernel;
+  const auto placement = nic::placement_from_string(config.placement);
+  for (int d = 0; d < (two ? 2 : 1); ++d) {
+    softnic::GpuSoftNicOptions o;
+    o.device = config.device + d;
+    o.engine = engine;
+    o.start_engine = false;  // allocate everything first; start at the end
+    pair->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
+  }
+  if (two && !softnic::enable_peer_access(config.device, config.device + 1)) {
+    throw std::runtime_error("two-gpus layout: no peer access between the devices");
+  }
+  nic::QpAttributes attributes;
+  attributes.sq_wqebbs = 256;
+  attributes.max_inline = 220;
+  attributes.placement = placement;
+  pair->buffer_bytes = size_t{SLOTS} * SLOT;
+  for (int i = 0; i < 2; ++i) {
+    auto& p = pair->pe[i];
+    p.nic = pair->nics[two ? i : 0].get();
+    p.device = p.nic->device();
+    p.pd = p.nic->create_pd();
+    p.qp = p.pd->create_qp(attributes);
+    p.src = static_cast<uint8_t*>(p.nic->allocate(pair->buffer_bytes, placement));
+    p.dst = static_cast<uint8_t*>(p.nic->allocate(pair->buffer_bytes, placement));
+    p.src_mr = p.pd->register_memory(p.src, pair->buffer_bytes, nic::ACCESS_ALL);
+    p.dst_mr = p.pd->register_memory(p.dst, pair->buffer_bytes, nic::ACCESS_ALL);
+    cudaSetDevice(p.device);
+    check(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking), "stream");
+  }
+  pair->pe[0].qp->connect(pair->pe[1].qp->endpoint());
+  pair->pe[1].qp->connect(pair->pe[0].qp->endpoint());
+  cudaSetDevice(pair->pe[0].device);
+  const size_t n = std::max<uint32_t>(iterations, 1);
+  check(cudaMalloc(&pair->samples.a, n * sizeof(unsigned long long)), "samples");
+  check(cudaMalloc(&pair->samples.b, n * sizeof(unsigned long long)), "samples");
+  check(cudaMalloc(&pair->samples.timer, sizeof(Timer)), "timer");
+  check(cudaMalloc(&pair->samples.status, 64), "status");
+  for (auto& n : pair->nics) n->start();
+  return pair;
+}
+
+HostSamples read_samples(const PePair& pair, uint32_t n) {
+  HostSamples h;
+  h.a.resize(n);
+  h.b.resize(n);
+  cudaStream_t s = pair.pe[0].stream;
+  cudaSetDevice(pair.pe[0].device);
+  check(cudaMemcpyAsync(h.a.data(), pair.samples.a, n * 8, cudaMemcpyDeviceToHost, s), "read a");
+  check(cudaMemcpyAsync(h.b.data(), pair.samples.b, n * 8, cudaMemcpyDeviceToHost, s), "read b");
+  check(cudaMemcpyAsync(&h.timer, pair.samples.timer, sizeof(Timer), cudaMemcpyDeviceToHost, s), "timer");
+  check(cudaMemcpyAsync(&h.status, pair.samples.status, 4, cudaMemcpyDeviceToHost, s), "status");
+  check(cudaStreamSynchronize(s), "read samples");
+  return h;
+}
+
+void reset_status(const PePair& pair) {
+  cudaSetDevice(pair.pe[0].device);
+  static const uint32_t unset = 0xffffffffu;  // a copy, not a memset kernel, beside the engine
+  check(cudaMemcpyAsync(pair.samples.status, &unset, 4, cudaMemcpyHostToDevice, pair.pe[0].stream),
+        "reset status");
+  check(cudaStreamSynchronize(pair.pe[0].stream), "reset status");
+}
+
+__global__ void globaltimer_step_kernel(unsigned long long* out) {
+  unsigned long long best = ~0ull;
+  uint64_t last = now_ns();
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t t = now_ns();
+    if (t != last) {
+      if (t - last < best) best = t - last;
+      last = t;
+    }
+  }
+  *out = best;
+}
+
+double measure_globaltimer_step(int device) {
+  cudaSetDevice(device);
+  cudaStream_t s;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  unsigned long long* d = nullptr;
+  check(cudaMalloc(&d, 8), "step");
+  globaltimer_step_kernel<<<1, 1, 0, s>>>(d);
+  unsigned long long h = 0;
+  check(cudaMemcpyAsync(&h, d, 8, cudaMemcpyDeviceToHost, s), "step");
+  check(cudaStreamSynchronize(s), "step kernel");
+  cudaFree(d);  // no engine runs here
+  cudaStreamDestroy(s);
+  return static_cast<double>(h);
+}
+
+void wait(cudaStream_t stream, const PePair& pair, const char* what, double seconds) {
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) {
+      throw std::runtime_error(std::string(what) + " failed: " + cudaGetErrorString(q) + "; " +
+                               pair.pe[0].nic->describe_status());
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
+      throw std::runtime_error(std::string(what) + " did not finish in time; " +
+                               pair.pe[0].nic->describe_status());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+Percentiles percentiles(std::vector<double> v) {
+  if (v.empty()) return {0, 0, 0};
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
+  return {at(0.10), at(0.50), at(0.90)};
+}
+
+std::vector<double> to_ns(const unsigned long long* cycles, uint32_t n, const Timer& timer) {
+  const double mhz = clock_mhz(timer);
+  std::vector<double> out(n);
+  for (uint32_t i = 0; i < n; ++i) out[i] = mhz > 0 ? double(cycles[i]) * 1e3 / mhz : 0;
+  return out;
+}
+
+void add_run(GpuMetric& metric, const std::vector<double>& ns) {
+  const Percentiles p = percentiles(ns);
+  metric.p10_ns.push_back(p.p10);
+  metric.p50_ns.push_back(p.p50);
+  metric.p90_ns.push_back(p.p90);
+}
+
+bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream) {
+  std::vector<uint8_t> h(size_t{SLOTS} * SLOT);
+  check(cudaMemcpyAsync(h.data(), dst, h.size(), cudaMemcpyDefault, stream), "read payload");
+  check(cudaStreamSynchronize(stream), "read payload");
+  for (uint32_t slot = 0; slot < SLOTS && slot < total_ops; ++slot) {
+    // The last op that wrote this slot.
+    const uint32_t last = slot + ((total_ops - 1 - slot) / SLOTS) * SLOTS;
+    for (uint32_t b = 0; b < length; ++b) {
+      if (h[size_t{slot} * SLOT + b] != payload_byte(last, b)) return false;
+    }
+  }
+  return true;
+}
+
+GpuExperimentResult base_result(const GpuExperimentConfig& config, const char* name,
+                                const std::string& variant, const char* ordering,
+                                uint32_t bytes, bool is_inline) {
+  GpuExperimentResult r;
+  r.name = name;
+  r.variant = variant;
+  r.engine = config.engine;
+  r.placement = config.placement;
+  r.pe_layout = config.pe_layout;
+  r.ordering = ordering;
+  r.payload_bytes = bytes;
+  r.inline_payload = is_inline;
+  r.globaltimer_step_ns = measure_globaltimer_step(config.device);
+  return r;
+}
+
+}  // namespace dissect::bench::gpu

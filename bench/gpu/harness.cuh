@@ -1,0 +1,190 @@
+// Shared by the GPU experiments: the two-PE setup, the clock calibration, sample statistics and
+// the device-side payload pattern.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dissect/bench/gpu_experiments.h"
+#include "dissect/common/clock.h"
+#include "dissect/gda/gda.h"
+#include "dissect/nic/nic.h"
+#include "dissect/softnic/gpu_engine.h"
+
+namespace dissect::bench::gpu {
+
+inline constexpr uint32_t SLOT = 256;    // bytes per destination slot (>= 220)
+inline constexpr uint32_t SLOTS = 512;   // op i writes slot i % SLOTS
+
+DISSECT_HD inline uint8_t payload_byte(uint32_t op, uint32_t b) {
+  return static_cast<uint8_t>((op * 2654435761u + b * 40503u) >> 11) | 1;
+}
+
+struct Timer {
+  unsigned long long cycles;  // clock64 over the whole kernel
+  unsigned long long ns;      // globaltimer over the same span
+};
+
+// Samples: cycles per op (issue, total), written by one thread.
+struct SampleBuffers {
+  unsigned long long* a = nullptr;
+  unsigned long long* b = nullptr;
+  Timer* timer = nullptr;
+  uint32_t* status = nullptr;
+};
+
+void check(cudaError_t e, const char* what);
+
+// Two PEs and their softnic(s), as the GPU tests build them.
+struct PePair {
+  std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;
+  struct Pe {
+    softnic::GpuSoftNic* nic = nullptr;
+    std::unique_ptr<nic::ProtectionDomain> pd;
+    std::unique_ptr<nic::QueuePair> qp;
+    uint8_t* src = nullptr;
+    uint8_t* dst = nullptr;
+    nic::MemoryRegion src_mr, dst_mr;
+    int device = 0;
+    cudaStream_t stream = nullptr;
+  } pe[2];
+  SampleBuffers samples;
+  size_t buffer_bytes = 0;
+  ~PePair();
+};
+
+std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t iterations);
+
+// Globaltimer step (smallest nonzero delta) measured on `device`.
+double measure_globaltimer_step(int device);
+
+// Waits (bounded, never cudaDeviceSynchronize) for a stream; throws with the engine status.
+void wait(cudaStream_t stream, const PePair& pair, const char* what, double seconds = 15);
+
+struct Percentiles {
+  double p10, p50, p90;
+};
+Percentiles percentiles(std::vector<double> values);
+
+// Converts cycle samples to ns with the run's effective clock.
+std::vector<double> to_ns(const unsigned long long* cycles, uint32_t n, const Timer& timer);
+inline double clock_mhz(const Timer& t) { return t.ns ? double(t.cycles) * 1e3 / double(t.ns) : 0; }
+
+void add_run(GpuMetric& metric, const std::vector<double>& ns);
+
+// The samples copied back from device memory after a kernel.
+struct HostSamples {
+  std::vector<unsigned long long> a, b;
+  Timer timer{};
+  uint32_t status = 0;
+};
+HostSamples read_samples(const PePair& pair, uint32_t n);
+void reset_status(const PePair& pair);
+
+// Checks slot i % SLOTS of `dst` holds the last op's payload (`length` bytes) for ops
+// [0, total_ops); reads back through a stream.
+bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream);
+
+GpuExperimentResult base_result(const GpuExperimentConfig& config, const char* name,
+                                const std::string& variant, const char* ordering,
+                                uint32_t bytes, bool is_inline);
+
+// The policy the engine needs for a correct run: GPU scope for a kernel engine on GPU-resident
+// queues, system scope otherwise.
+inline bool engine_needs_system_scope(const GpuExperimentConfig& c) {
+  return !(c.engine == "gpu-kernel" && c.placement == "gpu" && c.pe_layout == "one-gpu");
+}
+
+// ---- the timed op loop, shared by single_operation / ordering / inline_sweep ------------------
+
+// One thread: `warmup + iterations` puts of `length` bytes (inline or pointer), each signalled
+// and waited for before the next (at most one outstanding). a[] = issue cycles, b[] =
+// put+completion cycles.
+template <typename Policy, bool Inline>
+__global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
+                                   uint32_t rkey, uint32_t length, uint32_t warmup,
+                                   uint32_t iterations, SampleBuffers out) {
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  uint32_t status = 0;
+  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
+    uint8_t* target = dst + size_t{i % SLOTS} * SLOT;
+    uint64_t end = 0;
+    long long ca, cb;
+    if constexpr (Inline) {
+      alignas(16) uint8_t payload[224];
+      for (uint32_t b = 0; b < length; ++b) payload[b] = payload_byte(i, b);
+      gda::InlineWriteRequest r{payload, length, reinterpret_cast<uint64_t>(target), rkey};
+      ca = clock64();
+      status = static_cast<uint32_t>(gda::put_inline<Policy>(qp, r, gda::Completion::signaled, &end));
+      cb = clock64();
+    } else {
+      uint8_t* s = src + size_t{i % SLOTS} * SLOT;
+      for (uint32_t b = 0; b < length; ++b) s[b] = payload_byte(i, b);
+      gda::WriteRequest r{reinterpret_cast<uint64_t>(s), lkey, length,
+                          reinterpret_cast<uint64_t>(target), rkey};
+      ca = clock64();
+      status = static_cast<uint32_t>(gda::put<Policy>(qp, r, gda::Completion::signaled, &end));
+      cb = clock64();
+    }
+    if (status == 0) {
+      status = static_cast<uint32_t>(gda::wait_completion<Policy, gda::Sharing::exclusive>(qp, end));
+    }
+    const long long cc = clock64();
+    if (i >= warmup) {
+      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
+      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
+    }
+  }
+  const long long c1 = clock64();
+  const uint64_t g1 = now_ns();
+  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
+  out.timer->ns = g1 - g0;
+  *out.status = status | (status ? (qp.state->error << 8) : 0);
+}
+
+// Runs put_latency_kernel `config.runs` times on a fresh PE pair each run; fills `result`.
+template <typename Policy, bool Inline>
+void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
+                         GpuExperimentResult& result) {
+  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+  double clock_sum = 0;
+  bool valid = true;
+  for (uint32_t run = 0; run < config.runs; ++run) {
+    auto pair = make_pair(config, config.iterations);
+    auto& a = pair->pe[0];
+    auto& b = pair->pe[1];
+    reset_status(*pair);
+    cudaSetDevice(a.device);
+    put_latency_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(
+        a.qp->handle(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length, config.warmup,
+        config.iterations, pair->samples);
+    check(cudaGetLastError(), "launch put_latency_kernel");
+    wait(a.stream, *pair, "put latency kernel");
+    const HostSamples samples = read_samples(*pair, config.iterations);
+    const uint32_t status = samples.status;
+    if (status != 0) {
+      result.note += "run " + std::to_string(run) + ": device status " + std::to_string(status & 0xff) +
+                     " (syndrome " + std::to_string((status >> 8) & 0xff) + "); ";
+      valid = false;
+      continue;
+    }
+    const Timer timer = samples.timer;
+    clock_sum += clock_mhz(timer);
+    add_run(issue, to_ns(samples.a.data(), config.iterations, timer));
+    add_run(total, to_ns(samples.b.data(), config.iterations, timer));
+    valid = valid && validate_slots(b.dst, config.warmup + config.iterations, length, a.stream);
+  }
+  result.metrics = {issue, total};
+  result.payload_validated = valid && !issue.p50_ns.empty();
+  result.sm_clock_mhz = issue.p50_ns.empty() ? 0 : clock_sum / issue.p50_ns.size();
+}
+
+}  // namespace dissect::bench::gpu

@@ -1,0 +1,79 @@
+// The bare mechanism floor, measured in the same run as the experiments: a 64 B store (the WQE),
+// one GPU-scope fence, an 8 B doorbell store, nothing else; no engine consumes it. Controls: the
+// same with no fence, and with a system-scope fence. The WQE slot and the doorbell word are in the
+// configuration's queue placement (GPU memory, or mapped host memory).
+#include "harness.cuh"
+
+namespace dissect::bench {
+namespace gpu {
+
+enum class FloorFence { none, gpu, system };
+
+template <FloorFence F>
+__global__ void floor_kernel(uint8_t* wqe_ring, uint64_t* doorbell, uint32_t warmup,
+                             uint32_t iterations, SampleBuffers out) {
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  for (uint32_t i = 0; i < warmup + iterations; ++i) {
+    int4* slot = reinterpret_cast<int4*>(wqe_ring + size_t{i % 64} * 64);
+    const int v = static_cast<int>(i);
+    const long long ca = clock64();
+    slot[0] = make_int4(v, 1, 2, 3);
+    slot[1] = make_int4(v, 4, 5, 6);
+    slot[2] = make_int4(v, 7, 8, 9);
+    slot[3] = make_int4(v, 10, 11, 12);
+    if constexpr (F == FloorFence::gpu) fence_release<Scope::gpu>();
+    if constexpr (F == FloorFence::system) fence_release<Scope::system>();
+    *reinterpret_cast<volatile uint64_t*>(doorbell) = (uint64_t{i} << 32) | 0x100;
+    const long long cb = clock64();
+    if (i >= warmup) out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
+  }
+  const long long c1 = clock64();
+  const uint64_t g1 = now_ns();
+  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
+  out.timer->ns = g1 - g0;
+  *out.status = 0;
+}
+
+template <FloorFence F>
+GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char* variant) {
+  GpuExperimentResult r = base_result(config, "mechanism-floor", variant, variant, 64, true);
+  GpuMetric floor{"floor", {}, {}, {}};
+  double clock_sum = 0;
+  bool valid = true;
+  for (uint32_t run = 0; run < config.runs; ++run) {
+    auto pair = make_pair(config, config.iterations);
+    reset_status(*pair);
+    auto& a = pair->pe[0];
+    // A scratch ring and doorbell word in the queue placement (the PE's source buffer).
+    uint8_t* ring = a.src;
+    auto* doorbell = reinterpret_cast<uint64_t*>(a.src + 64 * 64);
+    cudaSetDevice(a.device);
+    floor_kernel<F><<<1, 1, 0, a.stream>>>(ring, doorbell, config.warmup, config.iterations,
+                                           pair->samples);
+    check(cudaGetLastError(), "launch floor kernel");
+    wait(a.stream, *pair, "floor kernel");
+    const HostSamples s = read_samples(*pair, config.iterations);
+    clock_sum += clock_mhz(s.timer);
+    add_run(floor, to_ns(s.a.data(), config.iterations, s.timer));
+    uint64_t db = 0;
+    check(cudaMemcpyAsync(&db, doorbell, 8, cudaMemcpyDefault, a.stream), "doorbell");
+    check(cudaStreamSynchronize(a.stream), "doorbell");
+    valid = valid && db == ((uint64_t{config.warmup + config.iterations - 1} << 32) | 0x100);
+  }
+  r.metrics = {floor};
+  r.payload_validated = valid;
+  r.sm_clock_mhz = clock_sum / std::max<uint32_t>(config.runs, 1);
+  r.note = "64 B WQE store + fence + 8 B doorbell store, no engine";
+  return r;
+}
+
+}  // namespace gpu
+
+std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& config) {
+  return {gpu::measure_floor<gpu::FloorFence::gpu>(config, "gpu-fence"),
+          gpu::measure_floor<gpu::FloorFence::none>(config, "no-fence"),
+          gpu::measure_floor<gpu::FloorFence::system>(config, "system-fence")};
+}
+
+}  // namespace dissect::bench

@@ -1,0 +1,104 @@
+// The GPU experiments as `dissect` subcommands (bench/experiment.h): gpu-latency, gpu-ordering,
+// gpu-inline-sweep, gpu-floor. Flags: --engine gpu-kernel|host-thread, --placement gpu|host,
+// --layout one-gpu|two-gpus, --device N, --runs N, --iterations N, --warmup N (>= 100), --quick.
+// Without a CUDA device each prints "no CUDA device: skipped" and returns 0, so `dissect report`
+// still runs on a CPU-only machine.
+#include <cstdio>
+#include <string>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/gpu_experiments.h"
+#include "dissect/softnic/gpu_engine.h"
+
+namespace dissect::bench {
+namespace {
+
+using GpuRunner = std::vector<GpuExperimentResult> (*)(const GpuExperimentConfig&);
+
+Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
+  Result r;
+  r.experiment = "gpu-" + g.name;
+  r.label = g.variant;
+  r.provider = g.provider;
+  r.engine = g.engine;
+  r.placement = g.placement;
+  r.submitter = "gpu-thread";
+  r.pe_layout = g.pe_layout == "two-gpus" ? "2 PEs, 1 process, 2 GPUs" : "2 PEs, 1 process, 1 GPU";
+  r.knobs = {{"ordering", g.ordering},
+             {"payload_bytes", std::to_string(g.payload_bytes)},
+             {"inline", g.inline_payload ? "yes" : "no"},
+             {"iterations", std::to_string(c.iterations)},
+             {"warmup", std::to_string(c.warmup)}};
+  if (!g.note.empty()) r.knobs.push_back({"note", g.note});
+  for (const GpuMetric& m : g.metrics) {
+    Metric out;
+    out.name = m.name;
+    out.unit = "us";
+    for (size_t i = 0; i < m.p50_ns.size(); ++i) {
+      Summary s;
+      s.p10 = m.p10_ns[i] / 1e3;
+      s.p50 = m.p50_ns[i] / 1e3;
+      s.p90 = m.p90_ns[i] / 1e3;
+      s.samples = c.iterations;
+      out.runs.push_back(s);
+    }
+    r.metrics.push_back(out);
+  }
+  r.payload_validated = g.payload_validated;
+  char clock[32], step[32];
+  std::snprintf(clock, sizeof clock, "%.0f", g.sm_clock_mhz);
+  std::snprintf(step, sizeof step, "%.0f", g.globaltimer_step_ns);
+  r.environment = {{"sm_clock_mhz", clock}, {"globaltimer_step_ns", step},
+                   {"timing", "in-kernel clock64, converted with the effective SM clock"}};
+  return r;
+}
+
+int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
+  a.provider({"softnic"});
+  GpuExperimentConfig c;
+  const bool quick = a.flag("quick");
+  c.engine = a.text("engine", "gpu-kernel");
+  c.placement = a.text("placement", c.engine == "host-thread" ? "host" : "gpu");
+  c.pe_layout = a.text("layout", "one-gpu");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100));
+  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 10'000'000));
+  c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 100, 10'000'000));
+  a.check_all_used();
+  const int devices = softnic::gpu_runtime_init();
+  if (devices == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  if (c.pe_layout == "two-gpus" && devices < c.device + 2) {
+    std::fprintf(stderr, "two-gpus layout needs 2 CUDA devices: skipped\n");
+    return 0;
+  }
+  int status = 0;
+  for (const GpuExperimentResult& g : runner(c)) {
+    if (!g.payload_validated) status = 1;
+    report.add(convert(g, c));
+  }
+  return status;
+}
+
+int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_single_operation); }
+int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, &run_ordering); }
+int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, &run_inline_sweep); }
+int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mechanism_floor); }
+
+const bool registered_latency = register_experiment(
+    {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3)",
+     run_gpu_latency, true});
+const bool registered_ordering = register_experiment(
+    {"gpu-ordering", "one GPU thread: issue and put+completion under every ordering policy (Table 4)",
+     run_gpu_ordering, true});
+const bool registered_sweep = register_experiment(
+    {"gpu-inline-sweep", "one GPU thread: inline payload 8-220 B (Figure 3a)", run_gpu_inline_sweep,
+     true});
+const bool registered_floor = register_experiment(
+    {"gpu-floor", "bare mechanism floor: 64 B store + one fence + 8 B doorbell store",
+     run_gpu_floor, true});
+
+}  // namespace
+}  // namespace dissect::bench

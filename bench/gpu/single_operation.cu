@@ -1,0 +1,139 @@
+// Table 3 (paper §4.1): issue, put+completion and round trip of one 8 B put by one GPU thread,
+// inline and pointer, with at most one operation outstanding.
+#include "harness.cuh"
+
+namespace dissect::bench {
+namespace gpu {
+
+// Ping-pong between two PEs polling a data word. Role 0 (PE 0) puts i+1 into PE 1's flag and
+// waits for PE 1's i+1 in its own flag: a[] = round-trip cycles. Role 1 answers.
+template <typename Policy, bool Inline>
+__global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src, uint32_t lkey,
+                                  uint64_t* my_flag, uint64_t* peer_flag, uint32_t rkey,
+                                  uint32_t warmup, uint32_t iterations, SampleBuffers out) {
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  uint32_t status = 0;
+  uint64_t* staging = reinterpret_cast<uint64_t*>(src);
+  auto send = [&](uint64_t value) -> uint32_t {
+    uint64_t end = 0;
+    uint32_t s;
+    if constexpr (Inline) {
+      gda::InlineWriteRequest r{&value, 8, reinterpret_cast<uint64_t>(peer_flag), rkey};
+      s = static_cast<uint32_t>(gda::put_inline<Policy>(qp, r, gda::Completion::signaled, &end));
+    } else {
+      *staging = value;
+      gda::WriteRequest r{reinterpret_cast<uint64_t>(staging), lkey, 8,
+                          reinterpret_cast<uint64_t>(peer_flag), rkey};
+      s = static_cast<uint32_t>(gda::put<Policy>(qp, r, gda::Completion::signaled, &end));
+    }
+    return s;
+  };
+  auto await = [&](uint64_t value) -> uint32_t {
+    const uint64_t began = now_ns();
+    while (load_acquire<Scope::system>(my_flag) < value) {
+      if (now_ns() - began > 5'000'000'000ull) return 200;
+    }
+    return 0;
+  };
+  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
+    const uint64_t value = i + 1;
+    if (role == 0) {
+      const long long ca = clock64();
+      status = send(value);
+      if (status == 0) status = await(value);
+      const long long cb = clock64();
+      if (i >= warmup) out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
+    } else {
+      status = await(value);
+      if (status == 0) status = send(value);
+    }
+    // Retire the put outside the timed span (the peer's answer implies it executed).
+    if (status == 0) status = static_cast<uint32_t>(gda::quiet<Policy, gda::Sharing::exclusive>(qp));
+  }
+  const long long c1 = clock64();
+  const uint64_t g1 = now_ns();
+  if (role == 0) {
+    out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
+    out.timer->ns = g1 - g0;
+    *out.status = status;
+  } else if (status != 0) {
+    *out.status = status + 1000;
+  }
+}
+
+template <typename Policy, bool Inline>
+void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& result) {
+  GpuMetric rtt{"round trip", {}, {}, {}};
+  double clock_sum = 0;
+  bool valid = true;
+  for (uint32_t run = 0; run < config.runs; ++run) {
+    auto pair = make_pair(config, config.iterations);
+    reset_status(*pair);
+    auto& a = pair->pe[0];
+    auto& b = pair->pe[1];
+    // Flags: the first word of each PE's destination buffer.
+    auto* flag_a = reinterpret_cast<uint64_t*>(a.dst);
+    auto* flag_b = reinterpret_cast<uint64_t*>(b.dst);
+    cudaSetDevice(b.device);
+    round_trip_kernel<Policy, Inline><<<1, 1, 0, b.stream>>>(1, b.qp->handle(), b.src, b.src_mr.lkey,
+        flag_b, flag_a, a.dst_mr.rkey, config.warmup, config.iterations, pair->samples);
+    check(cudaGetLastError(), "launch round trip (PE 1)");
+    cudaSetDevice(a.device);
+    round_trip_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(0, a.qp->handle(), a.src, a.src_mr.lkey,
+        flag_a, flag_b, b.dst_mr.rkey, config.warmup, config.iterations, pair->samples);
+    check(cudaGetLastError(), "launch round trip (PE 0)");
+    wait(a.stream, *pair, "round trip PE 0");
+    wait(b.stream, *pair, "round trip PE 1");
+    const HostSamples s = read_samples(*pair, config.iterations);
+    if (s.status != 0) {
+      result.note += "run " + std::to_string(run) + ": status " + std::to_string(s.status) + "; ";
+      valid = false;
+      continue;
+    }
+    clock_sum += clock_mhz(s.timer);
+    add_run(rtt, to_ns(s.a.data(), config.iterations, s.timer));
+    // Payload: both flags hold the last value.
+    uint64_t fa = 0, fb = 0;
+    check(cudaMemcpyAsync(&fa, flag_a, 8, cudaMemcpyDefault, a.stream), "flag");
+    check(cudaMemcpyAsync(&fb, flag_b, 8, cudaMemcpyDefault, a.stream), "flag");
+    check(cudaStreamSynchronize(a.stream), "flag");
+    const uint64_t last = config.warmup + config.iterations;
+    valid = valid && fa == last && fb == last;
+  }
+  result.metrics = {rtt};
+  result.payload_validated = valid && !rtt.p50_ns.empty();
+  result.sm_clock_mhz = rtt.p50_ns.empty() ? 0 : clock_sum / rtt.p50_ns.size();
+}
+
+template <typename Policy>
+void single_operation_with(const GpuExperimentConfig& config,
+                           std::vector<GpuExperimentResult>& out) {
+  for (const bool is_inline : {true, false}) {
+    const char* variant = is_inline ? "inline" : "pointer";
+    GpuExperimentResult r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
+    if (is_inline) measure_put_latency<Policy, true>(config, 8, r);
+    else measure_put_latency<Policy, false>(config, 8, r);
+    GpuExperimentResult rt = base_result(config, "latency", variant, Policy::key, 8, is_inline);
+    if (is_inline) measure_round_trip<Policy, true>(config, rt);
+    else measure_round_trip<Policy, false>(config, rt);
+    r.metrics.push_back(rt.metrics.at(0));
+    r.payload_validated = r.payload_validated && rt.payload_validated;
+    r.note += rt.note;
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace gpu
+
+std::vector<GpuExperimentResult> run_single_operation(const GpuExperimentConfig& config) {
+  std::vector<GpuExperimentResult> out;
+  if (gpu::engine_needs_system_scope(config)) {
+    gpu::single_operation_with<gda::ordering::system_release_store>(config, out);
+  } else {
+    gpu::single_operation_with<gda::ordering::gpu_fence>(config, out);
+  }
+  return out;
+}
+
+}  // namespace dissect::bench

@@ -1,0 +1,74 @@
+// The single-operation experiments of the paper's §4.1 on a GPU machine, with the softnic standing
+// in for the NIC (results are labelled provider = "softnic": they measure the GPU side of the
+// mechanism plus the model, not a ConnectX).
+//
+// Setup (paper §4.1): one GPU thread, 8 B puts, at most one outstanding. Each op is timed in-kernel
+// with clock64() and converted to ns with the effective SM clock measured in the same run against
+// %globaltimer (whose update step is measured and recorded too). The first `warmup` ops are
+// discarded; each run reports p10/p50/p90; `runs` independent runs; the payload is validated after
+// every run.
+//
+// Caller: a host thread, with no other engine of its own running. The functions create their own
+// softnic (GpuSoftNic) per configuration and never call cudaDeviceSynchronize.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace dissect::bench {
+
+struct GpuExperimentConfig {
+  int device = 0;                     // PE 0 (and PE 1 in the one-gpu layout)
+  std::string engine = "gpu-kernel";  // "gpu-kernel" | "host-thread"
+  std::string placement = "gpu";      // queue + buffer placement: "gpu" | "host"
+  std::string pe_layout = "one-gpu";  // "one-gpu" (two PEs, one engine) | "two-gpus" (PE i on GPU i)
+  uint32_t iterations = 1000;         // timed ops per run
+  uint32_t warmup = 200;              // discarded ops per run (>= 100)
+  uint32_t runs = 3;                  // independent runs
+};
+
+struct GpuMetric {
+  std::string name;                 // "issue", "put+completion", "round trip", "floor"
+  std::vector<double> p50_ns;       // one per run
+  std::vector<double> p10_ns;
+  std::vector<double> p90_ns;
+};
+
+struct GpuExperimentResult {
+  std::string name;                  // e.g. "latency", "ordering", "inline-sweep", "mechanism-floor"
+  std::string variant;               // e.g. "inline", "pointer", the ordering key, "64B"
+  std::string provider = "softnic";
+  std::string engine;                // "gpu-kernel" | "host-thread"
+  std::string placement;             // "gpu" | "host"
+  std::string pe_layout;             // "one-gpu" | "two-gpus"
+  std::string ordering;              // ordering policy key (gda/ordering.h)
+  uint32_t payload_bytes = 8;
+  bool inline_payload = true;
+  double sm_clock_mhz = 0;           // effective, clock64 against globaltimer (mean over runs)
+  double globaltimer_step_ns = 0;    // smallest nonzero globaltimer delta seen
+  std::vector<GpuMetric> metrics;
+  bool payload_validated = false;    // every run's payload checked byte-exact
+  std::string note;                  // anything that went wrong (error CQE, skipped ...)
+};
+
+// Table 3: issue, put+completion and round trip, inline and pointer, with the engine's default
+// ordering (GPU-scope fence for the GPU engine, system-scope release for the host engine).
+std::vector<GpuExperimentResult> run_single_operation(const GpuExperimentConfig& config);
+// Table 4: issue and put+completion under every policy of gda/ordering.h, the unsafe one included.
+std::vector<GpuExperimentResult> run_ordering(const GpuExperimentConfig& config);
+// Figure 3a: inline payload 8..220 B, issue and put+completion.
+std::vector<GpuExperimentResult> run_inline_sweep(const GpuExperimentConfig& config);
+// The bare mechanism: a 64 B store, one GPU-scope fence, an 8 B doorbell store (and controls).
+std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& config);
+
+// All four, in that order.
+std::vector<GpuExperimentResult> run_all_gpu_experiments(const GpuExperimentConfig& config);
+
+// JSON array of results, with per-metric summary (median of the per-run p50s, min and max).
+void write_gpu_results_json(std::ostream& out, const std::vector<GpuExperimentResult>& results);
+// Median of the per-run p50s.
+double summary_p50(const GpuMetric& metric);
+
+}  // namespace dissect::bench

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds and runs the GPU tier on a GPU machine in one go: configure (CUDA, archs 90), build the GPU
+# tests and experiments, ctest -L gpu, compute-sanitizer memcheck + racecheck on a subset, and the
+# §4.1 single-operation experiments (softnic provider) as JSON. Everything lands in $OUT.
+#
+#   OUT=/some/dir scripts/device_run.sh                 # one GPU: all stages
+#   STAGES="tests experiments2" OUT=... scripts/device_run.sh   # two GPUs: the two-GPU layout
+#   QUICK=1 ...: ctest stops at the first failure, smaller sanitizer subset, host engine latency only
+#
+# Stages: build (always), tests, sanitize, experiments (one GPU: gpu-kernel/gpu and
+# host-thread/host engines), experiments2 (two-gpus layout; needs 2 GPUs).
+# Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
+# carried in build-deps/googletest (built into /tmp/gtest).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/out}
+BUILD=${BUILD:-/tmp/dissect-build-gpu}
+STAGES=${STAGES:-"tests sanitize experiments"}
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$OUT"
+LOG=$OUT/device_run.log
+exec > >(tee -a "$LOG") 2>&1
+stage() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+
+stage "machine"
+nvidia-smi -L || true
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv || true
+nvcc --version | tail -2 || true
+
+stage "googletest"
+PREFIX=""
+if ! ls /usr/lib/x86_64-linux-gnu/cmake/GTest/GTestConfig.cmake /usr/local/lib/cmake/GTest/GTestConfig.cmake >/dev/null 2>&1; then
+  if [[ -d $ROOT/build-deps/googletest ]]; then
+    cmake -S "$ROOT/build-deps/googletest" -B /tmp/gtest-build -DCMAKE_INSTALL_PREFIX=/tmp/gtest \
+      -DBUILD_GMOCK=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null && \
+      cmake --build /tmp/gtest-build -j "$JOBS" >/dev/null && cmake --install /tmp/gtest-build >/dev/null
+    PREFIX="-DCMAKE_PREFIX_PATH=/tmp/gtest"
+    echo "built googletest from build-deps/googletest into /tmp/gtest"
+  else
+    echo "no GTest and no build-deps/googletest: the CPU tests cannot be configured"
+  fi
+else
+  echo "system GTest"
+fi
+
+stage "configure + build (CUDA archs 90)"
+GEN=""; command -v ninja >/dev/null && GEN="-G Ninja"
+cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDISSECT_WITH_CUDA=ON \
+  -DDISSECT_CUDA_ARCHS=90 -DDISSECT_WITH_MLX5=OFF -DDISSECT_WITH_MPI=OFF $PREFIX | tail -12 || exit 1
+cmake --build "$BUILD" -j "$JOBS" --target gda_gpu_test dissect_gpu_experiments_cli || exit 1
+TEST=$(find "$BUILD" -name gda_gpu_test -type f -perm -u+x | head -1)
+EXP=$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)
+
+if has tests; then
+  stage "ctest -L gpu"
+  (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 60 ${QUICK:+--stop-on-failure}) 2>&1 | tee "$OUT/ctest_gpu.log"
+fi
+
+if has sanitize; then
+  # The persistent engine kernel never exits on its own, which compute-sanitizer tolerates
+  # (it checks the user kernels launched beside it) but slows by orders of magnitude: the
+  # subset is the host-engine cases (only the submitter kernels run on the GPU) plus one
+  # GPU-engine case under a time bound.
+  stage "compute-sanitizer memcheck / racecheck"
+  {
+    for tool in memcheck racecheck; do
+      cases="host_engine_host_queues pe_one_gpu_host_engine gpu_engine_gpu_queues"
+      [[ -n ${QUICK:-} ]] && cases="host_engine_host_queues"
+      for c in $cases; do
+        echo "--- $tool $c"
+        t=60; [[ $c == gpu_engine_* ]] && t=45
+        timeout $t compute-sanitizer --tool $tool --error-exitcode 9 "$TEST" "$c"
+        echo "--- $tool $c rc=$?"
+      done
+    done
+  } 2>&1 | tee "$OUT/sanitizer.log" | grep -E "^---|ERROR SUMMARY|PASS|FAIL|SKIP"
+fi
+
+if has experiments; then
+  stage "experiments: one GPU"
+  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement gpu --layout one-gpu --out "$OUT/exp_gpu_kernel_gpu.json"
+  echo "rc=$?"
+  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine host-thread --placement host --layout one-gpu ${QUICK:+--only latency} --out "$OUT/exp_host_thread_host.json"
+  echo "rc=$?"
+  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement host --layout one-gpu --only latency --out "$OUT/exp_gpu_kernel_host.json"
+  echo "rc=$?"
+fi
+
+if has experiments2; then
+  stage "experiments: two GPUs"
+  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement gpu --layout two-gpus --only latency --out "$OUT/exp_two_gpus.json"
+  echo "rc=$?"
+  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement gpu --layout two-gpus --only floor --out "$OUT/exp_two_gpus_floor.json"
+  echo "rc=$?"
+fi
+
+stage "merge"
+python3 - "$OUT" <<'EOF'
+import glob, json, os, sys
+out = sys.argv[1]
+merged = []
+for f in sorted(glob.glob(os.path.join(out, "exp_*.json"))):
+    try:
+        merged += json.load(open(f))
+    except Exception as e:
+        print("could not read", f, e)
+if merged:
+    json.dump(merged, open(os.path.join(out, "gpu_experiments.json"), "w"), indent=1)
+    for f in glob.glob(os.path.join(out, "exp_*.json")):
+        os.remove(f)
+    print("merged", len(merged), "results")
+EOF
+echo "done"

@@ -1,0 +1,749 @@
+// The softnic GPU engine: a persistent one-thread kernel (or a host thread) running service_qp
+// over tables in engine-reachable memory. See include/dissect/softnic/gpu_engine.h for the contract
+// and the hazards it designs around.
+#include "dissect/softnic/gpu_engine.h"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "dissect/common/atomic.h"
+#include "dissect/common/error.h"
+#include "dissect/softnic/execute.h"
+
+namespace dissect::softnic {
+namespace {
+
+// Set before main(): the first CUDA call of the process (ours or the user's) then creates its
+// context with eager module loading. gpu_runtime_init() repeats it for programs that load the
+// library late.
+struct EagerModuleLoading {
+  EagerModuleLoading() { setenv("CUDA_MODULE_LOADING", "EAGER", 1); }
+} eager_module_loading;
+
+constexpr uint32_t SERVICE_BUDGET = 64;
+constexpr uint32_t STOP_CHECK_PASSES = 256;  // the stop flag is in host memory: read it rarely
+constexpr uint32_t HEARTBEAT_PASSES = 1024;
+
+std::mutex registry_lock;
+std::map<uint32_t, GpuSoftNic*>& registry() {
+  static std::map<uint32_t, GpuSoftNic*> instances;
+  return instances;
+}
+uint32_t next_nic_id = 0x1000;  // apart from SoftNic's ids, which start at 0
+
+template <typename T>
+DISSECT_HD inline void status_store(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<volatile T*>(p) = v;
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+// One pass over every QP; the same body for the kernel and the host thread.
+DISSECT_HD inline uint32_t engine_pass(NicTables* tables, EngineStatus* status,
+                                       uint64_t* executed_total) {
+  const uint32_t count = load_acquire<Scope::system>(&tables->qp_count);
+  uint32_t executed = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    QpContext& qp = tables->qps[i];
+    const uint64_t errors_before = qp.counters.error_cqes;
+    const uint32_t n = service_qp(qp, *tables, SERVICE_BUDGET);
+    if (n != 0) {
+      executed += n;
+      *executed_total += n;
+      status_store(&status->current_qpn, qp.qpn);
+      status_store(&status->consumer, qp.sq_consumer);
+      status_store(&status->wqes_executed, *executed_total);
+      if (qp.counters.error_cqes != errors_before) {
+        status_store(&status->last_error_qpn, qp.qpn);
+        // The syndrome of the error CQE just written (mlx5_err_cqe::syndrome, byte 55).
+        const uint64_t slot = (qp.send_cq.produced - 1) & (qp.send_cq.cqe_count - 1);
+        const auto* error = reinterpret_cast<const mlx5::mlx5_err_cqe*>(&qp.send_cq.cqes[slot]);
+        status_store(&status->last_syndrome, static_cast<uint32_t>(error->syndrome));
+      }
+    }
+  }
+  return executed;
+}
+
+__global__ void engine_kernel(NicTables* tables, const uint32_t* stop, EngineStatus* status,
+                              uint32_t generation) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  status_store(&status->generation, generation);
+  status_store(&status->phase, uint32_t{ENGINE_RUNNING});
+  uint64_t executed_total = 0;
+  uint64_t passes = 0;
+  for (;;) {
+    engine_pass(tables, status, &executed_total);
+    ++passes;
+    if (passes % HEARTBEAT_PASSES == 0) status_store(&status->heartbeat, passes / HEARTBEAT_PASSES);
+    if (passes % STOP_CHECK_PASSES == 0 &&
+        *reinterpret_cast<const volatile uint32_t*>(stop) != 0) {
+      break;
+    }
+  }
+  __threadfence_system();
+  status_store(&status->phase, uint32_t{ENGINE_EXITED});
+}
+
+// Makes the driver set up, while no engine runs, the per-context resources a user kernel may need
+// on its first launch: local memory (a dynamically indexed local array) and the printf FIFO
+// (gda's report_timeout prints). Measured on the H200: kernels using either never started while
+// the engine ran, while a kernel using neither did (the driver waits for an idle device).
+__global__ void resource_probe_kernel(uint32_t index, uint32_t* out) {
+  volatile uint32_t scratch[256];
+  for (uint32_t i = 0; i < 256; ++i) scratch[i] = i * index;
+  const uint32_t v = scratch[index & 255];
+  if (v == 0xfffffffeu) printf("dissect: softnic resource probe %u\n", v);
+  if (out != nullptr) *out = v;
+}
+
+std::string cuda_message(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    cudaGetDevice(&previous_);
+    if (previous_ != device) cudaSetDevice(device);
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
+
+void check_cuda(int status, const char* what) {
+  if (status != cudaSuccess) {
+    throw Error(std::string("softnic gpu: ") + what + " failed: " +
+                cuda_message(static_cast<cudaError_t>(status)));
+  }
+}
+
+int gpu_runtime_init() {
+  const char* loading = std::getenv("CUDA_MODULE_LOADING");
+  if (loading == nullptr || std::strcmp(loading, "EAGER") != 0) {
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void preload_kernel(const void* kernel, const char* what) {
+  cudaFuncAttributes attributes{};
+  check_cuda(cudaFuncGetAttributes(&attributes, kernel), what);
+  size_t stack = 0;
+  check_cuda(cudaDeviceGetLimit(&stack, cudaLimitStackSize), "reading cudaLimitStackSize");
+  if (attributes.localSizeBytes > stack) {
+    throw Error(std::string("softnic gpu: ") + what + " needs " +
+                std::to_string(attributes.localSizeBytes) +
+                " B of local memory per thread, more than the " + std::to_string(stack) +
+                " B reserved: launching it while an engine runs would wait forever for the driver "
+                "to grow local memory; raise GpuSoftNicOptions::local_memory_reserve");
+  }
+}
+
+namespace {
+// Grows the per-thread local memory reservation now, while no engine of ours runs on the device.
+void reserve_local_memory(size_t bytes) {
+  size_t current = 0;
+  check_cuda(cudaDeviceGetLimit(&current, cudaLimitStackSize), "reading cudaLimitStackSize");
+  if (current < bytes) {
+    check_cuda(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "reserving local memory");
+  }
+}
+}  // namespace
+
+bool enable_peer_access(int a, int b) {
+  if (a == b) return true;
+  int ab = 0, ba = 0;
+  if (cudaDeviceCanAccessPeer(&ab, a, b) != cudaSuccess || cudaDeviceCanAccessPeer(&ba, b, a) !=
+                                                               cudaSuccess || !ab || !ba) {
+    cudaGetLastError();
+    return false;
+  }
+  for (auto [from, to] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}}) {
+    DeviceGuard guard(from);
+    const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();
+    } else if (e != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Protection domain and queue pair
+
+namespace {
+
+size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
+
+class GpuQueuePair : public nic::QueuePair {
+ public:
+  GpuQueuePair(GpuSoftNic& nic, uint32_t pd, const nic::QpAttributes& attributes)
+      : nic_(nic), attributes_(attributes) {
+    const auto& a = attributes_;
+    nic::check_queue_depth("send queue depth (WQEBBs)", a.sq_wqebbs, mlx5::MLX5_MAX_SQ_WQEBBS);
+    if (attributes_.cq_entries == 0) attributes_.cq_entries = a.sq_wqebbs;
+    nic::check_queue_depth("send CQ depth", a.cq_entries, 1u << 22);
+    if (a.cq_entries < a.sq_wqebbs) throw InvalidArgument("send CQ depth is below the SQ depth");
+    if (a.rq_wqes != 0) nic::check_queue_depth("receive queue depth", a.rq_wqes, 1u << 15);
+    if (a.max_inline > mlx5::RC_MAX_INLINE_BY_DS ||
+        mlx5::wqebbs_for_ds(mlx5::rc_write_inline_ds(a.max_inline)) > a.sq_wqebbs) {
+      throw InvalidArgument("max_inline = " + std::to_string(a.max_inline) +
+                            " bytes does not fit one WQE of the send queue");
+    }
+    if (nic.engine() == EngineKind::host_thread && a.placement == nic::Placement::gpu) {
+      throw InvalidArgument(
+          "softnic host-thread engine: queue placement 'gpu' needs the GPU engine");
+    }
+    carve();
+    index_ = nic_.allocate_qp_slot();
+    qpn_ = QPN_BASE + index_;
+    context_ = QpContext{};
+    context_.qpn = qpn_;
+    context_.state = QP_STATE_RESET;
+    context_.pd = pd;
+    context_.sq = mlx5::send_ring{base_, a.sq_wqebbs};
+    context_.dbrec = dbrec_;
+    context_.doorbell = doorbell_;
+    context_.send_cq = CqContext{send_cqes_, a.cq_entries, qpn_, 0};
+    context_.rq = rq_;
+    context_.rq_wqe_count = a.rq_wqes;
+    context_.recv_cq = CqContext{recv_cqes_, a.rq_wqes ? a.rq_wqes : 1, qpn_ | 0x800000, 0};
+    nic_.write_qp(index_, context_);
+  }
+
+  ~GpuQueuePair() override {
+    try {
+      nic_.publish_qp_state(index_, QP_STATE_RESET);
+      nic_.release(base_);  // stops the engine around the free: it may be inside this QP
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dissect: softnic gpu: destroying QP 0x%x: %s\n", qpn_, e.what());
+    }
+  }
+
+  uint32_t qpn() const override { return qpn_; }
+
+  nic::QpHandle handle() const override {
+    nic::QpHandle h{};
+    h.sq = mlx5::send_ring{base_, attributes_.sq_wqebbs};
+    h.qpn = qpn_;
+    h.max_inline = attributes_.max_inline;
+    h.dbrec_send = &dbrec_->send_counter;
+    h.doorbell = doorbell_;
+    h.state = state_;
+    h.send_cq = nic::CqHandle{send_cqes_, attributes_.cq_entries, qpn_, nullptr};
+    h.telemetry = nullptr;
+    return h;
+  }
+
+  nic::RecvQueueHandle recv_handle() const override {
+    nic::RecvQueueHandle h{};
+    h.rq = rq_;
+    h.wqe_count = attributes_.rq_wqes;
+    h.dbrec_recv = &dbrec_->rcv_counter;
+    h.head = recv_head_;
+    h.recv_cq = nic::CqHandle{recv_cqes_, attributes_.rq_wqes ? attributes_.rq_wqes : 1,
+                              qpn_ | 0x800000, nullptr};
+    h.recv_cq_ci = recv_cq_ci_;
+    return h;
+  }
+
+  nic::QpEndpoint endpoint() const override {
+    nic::QpEndpoint e;
+    e.qpn = qpn_;
+    e.nic_id = nic_.nic_id();
+    return e;
+  }
+
+  void connect(const nic::QpEndpoint& remote) override {
+    GpuSoftNic& remote_nic = GpuSoftNic::find(remote.nic_id);
+    if (remote.qpn < QPN_BASE) {
+      throw InvalidArgument("connect qpn " + hex(qpn_) + ": no QP " + hex(remote.qpn));
+    }
+    if (nic_.engine() == EngineKind::host_thread && remote_nic.engine() == EngineKind::gpu_kernel) {
+      throw InvalidArgument("connect qpn " + hex(qpn_) +
+                            ": a host-thread engine cannot reach the GPU-resident tables of "
+                            "softnic " + std::to_string(remote.nic_id));
+    }
+    if (remote_nic.device() != nic_.device() && nic_.engine() == EngineKind::gpu_kernel &&
+        !enable_peer_access(nic_.device(), remote_nic.device())) {
+      throw Error("connect qpn " + hex(qpn_) + ": devices " + std::to_string(nic_.device()) +
+                  " and " + std::to_string(remote_nic.device()) + " have no peer access");
+    }
+    context_.remote_nic = remote_nic.engine_tables();
+    context_.remote_qp_index = remote.qpn - QPN_BASE;
+    nic_.write_qp(index_, context_);
+    nic_.publish_qp_state(index_, QP_STATE_RTS);
+  }
+
+ private:
+  void carve() {
+    const auto& a = attributes_;
+    const uint32_t rq_cq = a.rq_wqes ? a.rq_wqes : 1;
+    const size_t sq_bytes = size_t{a.sq_wqebbs} * mlx5::MLX5_SEND_WQE_BB;
+    const size_t cq_bytes = size_t{a.cq_entries} * mlx5::MLX5_CQE_SIZE;
+    const size_t rq_bytes = align64(size_t{a.rq_wqes} * sizeof(mlx5::mlx5_wqe_data_seg));
+    const size_t rq_cq_bytes = size_t{rq_cq} * mlx5::MLX5_CQE_SIZE;
+    bytes_ = sq_bytes + cq_bytes + rq_bytes + rq_cq_bytes + 5 * 64;
+    base_ = static_cast<uint8_t*>(nic_.allocate(bytes_, a.placement));
+    std::vector<uint8_t> image(bytes_, 0);
+    uint8_t* p = base_ + sq_bytes;
+    send_cqes_ = reinterpret_cast<mlx5::mlx5_cqe64*>(p), p += cq_bytes;
+    rq_ = a.rq_wqes ? reinterpret_cast<mlx5::mlx5_wqe_data_seg*>(p) : nullptr, p += rq_bytes;
+    recv_cqes_ = reinterpret_cast<mlx5::mlx5_cqe64*>(p), p += rq_cq_bytes;
+    dbrec_ = reinterpret_cast<mlx5::mlx5_qp_dbrec*>(p), p += 64;
+    doorbell_ = reinterpret_cast<uint64_t*>(p), p += 64;
+    state_ = reinterpret_cast<nic::SendQueueState*>(p), p += 64;
+    recv_head_ = reinterpret_cast<uint64_t*>(p), p += 64;
+    recv_cq_ci_ = reinterpret_cast<uint64_t*>(p);
+    auto mark = [&](mlx5::mlx5_cqe64* cqes, uint32_t count) {
+      auto* in_image = reinterpret_cast<mlx5::mlx5_cqe64*>(
+          image.data() + (reinterpret_cast<uint8_t*>(cqes) - base_));
+      for (uint32_t i = 0; i < count; ++i) in_image[i].op_own = mlx5::MLX5_CQE_INITIAL_OP_OWN;
+    };
+    mark(send_cqes_, a.cq_entries);
+    mark(recv_cqes_, rq_cq);
+    nic_.upload(base_, image.data(), bytes_);
+  }
+
+  GpuSoftNic& nic_;
+  nic::QpAttributes attributes_;
+  uint32_t index_ = 0;
+  uint32_t qpn_ = 0;
+  QpContext context_{};
+  uint8_t* base_ = nullptr;
+  size_t bytes_ = 0;
+  mlx5::mlx5_cqe64* send_cqes_ = nullptr;
+  mlx5::mlx5_cqe64* recv_cqes_ = nullptr;
+  mlx5::mlx5_wqe_data_seg* rq_ = nullptr;
+  mlx5::mlx5_qp_dbrec* dbrec_ = nullptr;
+  uint64_t* doorbell_ = nullptr;
+  nic::SendQueueState* state_ = nullptr;
+  uint64_t* recv_head_ = nullptr;
+  uint64_t* recv_cq_ci_ = nullptr;
+};
+
+class GpuProtectionDomain : public nic::ProtectionDomain {
+ public:
+  GpuProtectionDomain(GpuSoftNic& nic, uint32_t pd) : nic_(nic), pd_(pd) {}
+
+  nic::MemoryRegion register_memory(void* address, size_t length, uint32_t access) override {
+    if (address == nullptr || length == 0) {
+      throw InvalidArgument("register_memory: empty region (address " +
+                            hex(reinterpret_cast<uintptr_t>(address)) + ", length " +
+                            std::to_string(length) + ")");
+    }
+    if ((access & ~nic::ACCESS_ALL) != 0) {
+      throw InvalidArgument("register_memory: unknown access flags " + hex(access));
+    }
+    const uint32_t index = nic_.allocate_mr_slot();
+    MrEntry entry{};
+    entry.address = reinterpret_cast<uintptr_t>(address);
+    entry.length = length;
+    entry.key = (index << 8) | (next_tag() & 0xff);
+    entry.access = access;
+    entry.pd = pd_;
+    entry.valid = 1;
+    nic_.write_mr(index, entry);
+    return nic::MemoryRegion{address, length, entry.key, entry.key, access};
+  }
+
+  void deregister_memory(const nic::MemoryRegion& region) override {
+    const uint32_t index = region.lkey >> 8;
+    if (nic_.shadow_mr(index).key != region.lkey) {
+      throw InvalidArgument("deregister_memory: unknown lkey " + hex(region.lkey));
+    }
+    nic_.invalidate_mr(index);
+  }
+
+  std::unique_ptr<nic::QueuePair> create_qp(const nic::QpAttributes& attributes) override {
+    return std::make_unique<GpuQueuePair>(nic_, pd_, attributes);
+  }
+
+ private:
+  uint32_t next_tag() { return ++tag_ * 37 + pd_; }
+  GpuSoftNic& nic_;
+  uint32_t pd_;
+  uint32_t tag_ = 0;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// GpuSoftNic
+
+GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
+  const int devices = gpu_runtime_init();
+  if (devices == 0) throw Error("softnic gpu: no CUDA device");
+  if (options_.device < 0 || options_.device >= devices) {
+    throw InvalidArgument("softnic gpu: device " + std::to_string(options_.device) + " of " +
+                          std::to_string(devices));
+  }
+  DeviceGuard guard(options_.device);
+  cudaStream_t control = nullptr, engine = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&control, cudaStreamNonBlocking), "control stream");
+  check_cuda(cudaStreamCreateWithFlags(&engine, cudaStreamNonBlocking), "engine stream");
+  control_stream_ = control;
+  engine_stream_ = engine;
+  check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&stop_flag_), 64,
+                           cudaHostAllocMapped | cudaHostAllocPortable),
+             "stop flag (mapped host memory)");
+  check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&status_), sizeof(EngineStatus),
+                           cudaHostAllocMapped | cudaHostAllocPortable),
+             "status block (mapped host memory)");
+  std::memset(stop_flag_, 0, 64);
+  std::memset(status_, 0, sizeof(EngineStatus));
+
+  const size_t table_bytes = align64(sizeof(NicTables)) +
+                             align64(sizeof(MrEntry) * options_.max_mrs) +
+                             align64(sizeof(QpContext) * options_.max_qps);
+  void* tables = nullptr;
+  if (engine_in_device_memory()) {
+    check_cuda(cudaMalloc(&tables, table_bytes), "engine tables (GPU memory)");
+  } else {
+    check_cuda(cudaHostAlloc(&tables, table_bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+               "engine tables (mapped host memory)");
+  }
+  uint8_t* p = static_cast<uint8_t*>(tables);
+  engine_tables_ = reinterpret_cast<NicTables*>(p);
+  engine_mrs_ = reinterpret_cast<MrEntry*>(p + align64(sizeof(NicTables)));
+  engine_qps_ = reinterpret_cast<QpContext*>(p + align64(sizeof(NicTables)) +
+                                             align64(sizeof(MrEntry) * options_.max_mrs));
+  shadow_mrs_.resize(options_.max_mrs);
+  {
+    std::lock_guard<std::mutex> g(registry_lock);
+    nic_id_ = next_nic_id++;
+    registry()[nic_id_] = this;
+  }
+  std::vector<uint8_t> image(table_bytes, 0);
+  NicTables header{};
+  header.nic_id = nic_id_;
+  header.mr_capacity = options_.max_mrs;
+  header.qp_capacity = options_.max_qps;
+  header.qp_count = 0;
+  header.mrs = engine_mrs_;
+  header.qps = engine_qps_;
+  std::memcpy(image.data(), &header, sizeof header);
+  upload(tables, image.data(), table_bytes);
+  watchdog_ = std::thread([this] { watchdog_loop(); });
+  if (options_.start_engine) start();
+}
+
+GpuSoftNic::~GpuSoftNic() {
+  watchdog_stop_.store(true, std::memory_order_release);
+  if (watchdog_.joinable()) watchdog_.join();
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect: softnic gpu: %s\n", e.what());
+  }
+  DeviceGuard guard(options_.device);
+  for (auto& [p, placement] : allocations_) {
+    if (placement == nic::Placement::gpu) cudaFree(p); else cudaFreeHost(p);
+  }
+  if (engine_in_device_memory()) cudaFree(engine_tables_); else cudaFreeHost(engine_tables_);
+  cudaFreeHost(stop_flag_);
+  cudaFreeHost(status_);
+  cudaStreamDestroy(static_cast<cudaStream_t>(control_stream_));
+  cudaStreamDestroy(static_cast<cudaStream_t>(engine_stream_));
+  cudaGetLastError();
+  std::lock_guard<std::mutex> g(registry_lock);
+  registry().erase(nic_id_);
+}
+
+GpuSoftNic& GpuSoftNic::find(uint32_t nic_id) {
+  std::lock_guard<std::mutex> g(registry_lock);
+  auto it = registry().find(nic_id);
+  if (it == registry().end()) {
+    throw InvalidArgument("no GPU softnic with id " + std::to_string(nic_id) + " in this process");
+  }
+  return *it->second;
+}
+
+std::unique_ptr<nic::ProtectionDomain> GpuSoftNic::create_pd() {
+  std::lock_guard<std::mutex> g(lock_);
+  return std::make_unique<GpuProtectionDomain>(*this, next_pd_++);
+}
+
+void GpuSoftNic::upload(void* engine_address, const void* source, size_t bytes) {
+  DeviceGuard guard(options_.device);
+  auto stream = static_cast<cudaStream_t>(control_stream_);
+  check_cuda(cudaMemcpyAsync(engine_address, source, bytes, cudaMemcpyDefault, stream),
+             "control-path copy");
+  check_cuda(cudaStreamSynchronize(stream), "control-path copy (synchronise)");
+}
+
+void* GpuSoftNic::allocate(size_t bytes, nic::Placement placement) {
+  DeviceGuard guard(options_.device);
+  const size_t rounded = (bytes + 4095) & ~size_t{4095};
+  void* p = nullptr;
+  if (placement == nic::Placement::gpu) {
+    check_cuda(cudaMalloc(&p, rounded), "cudaMalloc (Placement::gpu)");
+    // Zero-filled by a copy (copy engine), not cudaMemset (a runtime kernel, which could be
+    // launched for the first time behind a running engine).
+    const std::vector<uint8_t> zeros(rounded, 0);
+    upload(p, zeros.data(), rounded);
+  } else {
+    check_cuda(cudaHostAlloc(&p, rounded, cudaHostAllocMapped | cudaHostAllocPortable),
+               "cudaHostAlloc (Placement::host, mapped)");
+    std::memset(p, 0, rounded);
+  }
+  std::lock_guard<std::mutex> g(lock_);
+  allocations_.emplace_back(p, placement);
+  return p;
+}
+
+void GpuSoftNic::release(void* address) {
+  nic::Placement placement;
+  {
+    std::lock_guard<std::mutex> g(lock_);
+    auto it = allocations_.begin();
+    for (; it != allocations_.end() && it->first != address; ++it) {
+    }
+    if (it == allocations_.end()) {
+      throw InvalidArgument("softnic gpu release: " + hex(reinterpret_cast<uintptr_t>(address)) +
+                            " was not allocated by softnic " + std::to_string(nic_id_));
+    }
+    placement = it->second;
+    allocations_.erase(it);
+  }
+  // cudaFree / cudaFreeHost may synchronise the device, which never returns behind the engine.
+  const bool was_running = running();
+  if (was_running) stop();
+  {
+    DeviceGuard guard(options_.device);
+    if (placement == nic::Placement::gpu) cudaFree(address); else cudaFreeHost(address);
+  }
+  if (was_running) start();
+}
+
+uint32_t GpuSoftNic::allocate_mr_slot() {
+  std::lock_guard<std::mutex> g(lock_);
+  for (uint32_t i = 0; i < shadow_mrs_.size(); ++i) {
+    if (shadow_mrs_[i].valid == 0 && shadow_mrs_[i].key == 0) return i;
+  }
+  for (uint32_t i = 0; i < shadow_mrs_.size(); ++i) {
+    if (shadow_mrs_[i].valid == 0) return i;
+  }
+  throw Error("softnic " + std::to_string(nic_id_) + ": all " +
+              std::to_string(shadow_mrs_.size()) + " memory-key slots are in use");
+}
+
+uint32_t GpuSoftNic::allocate_qp_slot() {
+  std::lock_guard<std::mutex> g(lock_);
+  if (qp_count_ >= options_.max_qps) {
+    throw Error("softnic " + std::to_string(nic_id_) + ": all " +
+                std::to_string(options_.max_qps) + " QP slots are in use");
+  }
+  return qp_count_++;
+}
+
+void GpuSoftNic::write_mr(uint32_t index, const MrEntry& entry) {
+  MrEntry unpublished = entry;
+  unpublished.valid = 0;
+  upload(&engine_mrs_[index], &unpublished, sizeof unpublished);
+  const uint32_t valid = 1;
+  upload(&engine_mrs_[index].valid, &valid, sizeof valid);  // published last
+  shadow_mrs_[index] = entry;
+}
+
+void GpuSoftNic::invalidate_mr(uint32_t index) {
+  const uint32_t invalid = 0;
+  upload(&engine_mrs_[index].valid, &invalid, sizeof invalid);
+  shadow_mrs_[index].valid = 0;
+}
+
+void GpuSoftNic::write_qp(uint32_t index, const QpContext& context) {
+  QpContext unpublished = context;
+  unpublished.state = QP_STATE_RESET;
+  upload(&engine_qps_[index], &unpublished, sizeof unpublished);
+  // Grow qp_count after the context is in place (slots are handed out in order).
+  const uint32_t count = index + 1;
+  uint32_t current = 0;
+  {
+    DeviceGuard guard(options_.device);
+    auto stream = static_cast<cudaStream_t>(control_stream_);
+    check_cuda(cudaMemcpyAsync(&current, &engine_tables_->qp_count, sizeof current,
+                               cudaMemcpyDefault, stream), "read qp_count");
+    check_cuda(cudaStreamSynchronize(stream), "read qp_count (synchronise)");
+  }
+  if (current < count) upload(&engine_tables_->qp_count, &count, sizeof count);
+}
+
+void GpuSoftNic::publish_qp_state(uint32_t index, uint32_t state) {
+  upload(&engine_qps_[index].state, &state, sizeof state);
+}
+
+ModelCounters GpuSoftNic::counters(uint32_t qpn) const {
+  const uint32_t index = qpn - QPN_BASE;
+  if (qpn < QPN_BASE || index >= qp_count_) {
+    throw InvalidArgument("softnic " + std::to_string(nic_id_) + " has no QP " + hex(qpn));
+  }
+  ModelCounters out{};
+  DeviceGuard guard(options_.device);
+  auto stream = static_cast<cudaStream_t>(control_stream_);
+  check_cuda(cudaMemcpyAsync(&out, &engine_qps_[index].counters, sizeof out, cudaMemcpyDefault,
+                             stream), "read counters");
+  check_cuda(cudaStreamSynchronize(stream), "read counters (synchronise)");
+  return out;
+}
+
+EngineStatus GpuSoftNic::status() const {
+  EngineStatus s;
+  std::memcpy(&s, const_cast<const EngineStatus*>(status_), sizeof s);
+  return s;
+}
+
+std::string GpuSoftNic::describe_status() const {
+  const EngineStatus s = status();
+  const char* phase = s.phase == ENGINE_RUNNING ? "running" :
+                      s.phase == ENGINE_EXITED ? "exited" : "not started";
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "softnic %u (%s engine, device %d): phase %s, generation %u, heartbeat %llu, "
+                "WQEs executed %llu, last QP 0x%x at consumer index %llu, last error syndrome "
+                "0x%x on QP 0x%x",
+                nic_id_, to_string(options_.engine), options_.device, phase, s.generation,
+                static_cast<unsigned long long>(s.heartbeat),
+                static_cast<unsigned long long>(s.wqes_executed), s.current_qpn,
+                static_cast<unsigned long long>(s.consumer), s.last_syndrome, s.last_error_qpn);
+  return line;
+}
+
+void GpuSoftNic::start() {
+  if (running()) return;
+  if (faulted()) throw Error("softnic gpu: engine faulted earlier: " + describe_status());
+  ++generation_;
+  __atomic_store_n(stop_flag_, 0u, __ATOMIC_SEQ_CST);
+  status_store(&status_->phase, uint32_t{ENGINE_NOT_STARTED});
+  if (options_.engine == EngineKind::gpu_kernel) {
+    DeviceGuard guard(options_.device);
+    reserve_local_memory(options_.local_memory_reserve);
+    preload_kernel(reinterpret_cast<const void*>(&engine_kernel), "loading the engine kernel");
+    auto stream = static_cast<cudaStream_t>(engine_stream_);
+    resource_probe_kernel<<<1, 32, 0, stream>>>(static_cast<uint32_t>(generation_), nullptr);
+    check_cuda(cudaGetLastError(), "launching the resource probe");
+    check_cuda(cudaStreamSynchronize(stream), "resource probe (local memory, printf FIFO)");
+    engine_kernel<<<1, 1, 0, static_cast<cudaStream_t>(engine_stream_)>>>(
+        engine_tables_, stop_flag_, status_, generation_);
+    check_cuda(cudaGetLastError(), "launching the engine kernel");
+  } else {
+    host_stop_.store(false, std::memory_order_release);
+    const uint32_t generation = generation_;
+    host_engine_ = std::thread([this, generation] {
+      status_store(&status_->generation, generation);
+      status_store(&status_->phase, uint32_t{ENGINE_RUNNING});
+      uint64_t executed_total = 0, passes = 0;
+      uint32_t idle = 0;
+      while (!host_stop_.load(std::memory_order_acquire)) {
+        const uint32_t n = engine_pass(engine_tables_, status_, &executed_total);
+        if (++passes % HEARTBEAT_PASSES == 0) {
+          status_store(&status_->heartbeat, passes / HEARTBEAT_PASSES);
+        }
+        if (n != 0) {
+          idle = 0;
+        } else if (++idle >= 4096) {
+          std::this_thread::yield();
+          idle = 0;
+        } else {
+          spin_pause();
+        }
+      }
+      status_store(&status_->phase, uint32_t{ENGINE_EXITED});
+    });
+  }
+  running_.store(true, std::memory_order_release);
+}
+
+void GpuSoftNic::stop(uint64_t timeout_ns) {
+  if (!running()) return;
+  if (options_.engine == EngineKind::host_thread) {
+    host_stop_.store(true, std::memory_order_release);
+    host_engine_.join();
+    running_.store(false, std::memory_order_release);
+    return;
+  }
+  __atomic_store_n(stop_flag_, 1u, __ATOMIC_SEQ_CST);
+  const auto began = std::chrono::steady_clock::now();
+  DeviceGuard guard(options_.device);
+  auto stream = static_cast<cudaStream_t>(engine_stream_);
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) break;  // the kernel has returned
+    if (q != cudaErrorNotReady) {
+      running_.store(false, std::memory_order_release);
+      faulted_.store(true, std::memory_order_release);
+      throw Error("softnic gpu: the engine kernel failed (" + cuda_message(q) + "): " +
+                  describe_status());
+    }
+    const uint64_t waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - began).count();
+    if (waited > timeout_ns) {
+      faulted_.store(true, std::memory_order_release);
+      throw Error("softnic gpu: the engine did not stop within " + std::to_string(waited / 1000000) +
+                  " ms: " + describe_status());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+void GpuSoftNic::watchdog_loop() {
+  uint64_t last_heartbeat = ~0ull;
+  auto last_change = std::chrono::steady_clock::now();
+  bool reported = false;
+  while (!watchdog_stop_.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!running()) {
+      last_change = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (options_.engine == EngineKind::gpu_kernel && !reported) {
+      DeviceGuard guard(options_.device);
+      const cudaError_t q = cudaStreamQuery(static_cast<cudaStream_t>(engine_stream_));
+      if (q != cudaSuccess && q != cudaErrorNotReady) {
+        faulted_.store(true, std::memory_order_release);
+        std::fprintf(stderr, "dissect: softnic gpu watchdog: engine kernel failed (%s): %s\n",
+                     cuda_message(q).c_str(), describe_status().c_str());
+        reported = true;
+        continue;
+      }
+    }
+    const uint64_t heartbeat = __atomic_load_n(&status_->heartbeat, __ATOMIC_ACQUIRE);
+    const auto now = std::chrono::steady_clock::now();
+    if (heartbeat != last_heartbeat) {
+      last_heartbeat = heartbeat;
+      last_change = now;
+      reported = false;
+      continue;
+    }
+    const uint64_t silent =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_change).count();
+    if (!reported && silent > options_.watchdog_stall_ns) {
+      std::fprintf(stderr, "dissect: softnic gpu watchdog: no engine heartbeat for %llu ms: %s\n",
+                   static_cast<unsigned long long>(silent / 1000000), describe_status().c_str());
+      reported = true;
+    }
+  }
+}
+
+}  // namespace dissect::softnic

@@ -1,0 +1,124 @@
+// GPU test support: skip (77) without a device, CHECK that names what failed, PEs for the three
+// layouts, and the payload pattern shared by device writers and host validators.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dissect/nic/nic.h"
+#include "dissect/softnic/gpu_engine.h"
+
+namespace dissect::gputest {
+
+#define GT_CHECK(cond, ...)                                                           \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
+      std::fprintf(stderr, __VA_ARGS__);                                              \
+      std::fprintf(stderr, "\n");                                                     \
+      throw std::runtime_error("check failed");                                       \
+    }                                                                                 \
+  } while (0)
+
+#define GT_CUDA(call)                                                                 \
+  do {                                                                                \
+    cudaError_t e_ = (call);                                                          \
+    GT_CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));             \
+  } while (0)
+
+inline constexpr int SKIP = 77;
+
+// 0 devices -> prints the skip line; callers return SKIP.
+inline int device_count_or_skip() {
+  const int n = softnic::gpu_runtime_init();
+  if (n == 0) std::fprintf(stderr, "no CUDA device: skipped\n");
+  return n;
+}
+
+DISSECT_HD inline uint8_t pattern_byte(uint32_t seed, uint32_t i) {
+  return static_cast<uint8_t>(((seed * 2654435761u) ^ (i * 40503u + 0x9e37u)) >> 7) | 1;
+}
+
+// Waits for a stream with a bound (never cudaDeviceSynchronize: the engine runs).
+inline bool wait_stream(cudaStream_t s, double seconds) {
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(s);
+    if (q == cudaSuccess) return true;
+    GT_CHECK(q == cudaErrorNotReady, "kernel failed: %s", cudaGetErrorString(q));
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+inline std::vector<uint8_t> read_back(const void* p, size_t n, cudaStream_t s) {
+  std::vector<uint8_t> out(n);
+  GT_CUDA(cudaMemcpyAsync(out.data(), p, n, cudaMemcpyDefault, s));
+  GT_CUDA(cudaStreamSynchronize(s));
+  return out;
+}
+
+// One processing element: a QP towards its peer, a source and a destination buffer.
+struct Pe {
+  softnic::GpuSoftNic* nic = nullptr;
+  std::unique_ptr<nic::ProtectionDomain> pd;
+  std::unique_ptr<nic::QueuePair> qp;
+  uint8_t* src = nullptr;
+  uint8_t* dst = nullptr;
+  size_t bytes = 0;
+  nic::MemoryRegion src_mr, dst_mr;
+};
+
+struct Layout {
+  std::string name;
+  std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;
+  Pe pe[2];
+  uint32_t* result = nullptr;  // 16 words of mapped host memory for device statuses
+};
+
+// layout "one-gpu": both PEs on one engine (device 0); "two-gpus": PE i on device i.
+inline std::unique_ptr<Layout> make_layout(const std::string& name, softnic::EngineKind engine,
+                                           nic::Placement placement, size_t bytes,
+                                           nic::QpAttributes attributes = {}) {
+  auto layout = std::make_unique<Layout>();
+  layout->name = name;
+  const int nics = name == "two-gpus" ? 2 : 1;
+  for (int d = 0; d < nics; ++d) {
+    softnic::GpuSoftNicOptions o;
+    o.device = d;
+    o.engine = engine;
+    o.start_engine = false;  // set everything up first: allocation calls never race the engine
+    layout->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
+  }
+  if (nics == 2) GT_CHECK(softnic::enable_peer_access(0, 1), "peer access 0<->1");
+  attributes.placement = placement;
+  for (int i = 0; i < 2; ++i) {
+    Pe& pe = layout->pe[i];
+    pe.nic = layout->nics[nics == 2 ? i : 0].get();
+    pe.pd = pe.nic->create_pd();
+    pe.qp = pe.pd->create_qp(attributes);
+    pe.bytes = bytes;
+    pe.src = static_cast<uint8_t*>(pe.nic->allocate(bytes, placement));
+    pe.dst = static_cast<uint8_t*>(pe.nic->allocate(bytes, placement));
+    pe.src_mr = pe.pd->register_memory(pe.src, bytes, nic::ACCESS_ALL);
+    pe.dst_mr = pe.pd->register_memory(pe.dst, bytes, nic::ACCESS_ALL);
+  }
+  layout->pe[0].qp->connect(layout->pe[1].qp->endpoint());
+  layout->pe[1].qp->connect(layout->pe[0].qp->endpoint());
+  layout->result = static_cast<uint32_t*>(layout->nics[0]->allocate(64, nic::Placement::host));
+  for (int i = 0; i < 16; ++i) layout->result[i] = 0xffffffffu;
+  for (auto& n : layout->nics) n->start();
+  return layout;
+}
+
+}  // namespace dissect::gputest
