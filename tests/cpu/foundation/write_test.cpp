@@ -112,3 +112,44 @@ TEST(Write, FetchAddReturnsThePreviousValue) {
 }
 
 }  // namespace
+
+namespace {
+
+// A thread that owns the QP may keep its counters in a local copy (gda/exclusive.h) and write
+// them back; the QP then continues from where that thread stopped, errors included.
+TEST(Write, ExclusiveQpKeepsCountersLocallyAndWritesThemBack) {
+  Loopback lb({}, 4096);
+  const auto qp = lb.qp();
+  fill_pattern(lb.source.data(), 64, 9);
+  {
+    gda::ExclusiveQp mine(qp);
+    for (int i = 0; i < 100; ++i) {
+      uint64_t end = 0;
+      gda::WriteRequest r{lb.source_address(), lb.source_mr.lkey, 64, lb.destination_address(i * 8),
+                          lb.destination_mr.rkey};
+      ASSERT_EQ(gda::put<Policy>(mine.handle(), r, gda::Completion::signaled, &end), gda::Status::ok);
+      ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(mine.handle(), end)),
+                gda::Status::ok);
+    }
+    EXPECT_EQ(qp.state->resv_head, 0u) << "the shared state moved before write_back";
+    mine.write_back();
+  }
+  EXPECT_EQ(qp.state->resv_head, 100u);
+  EXPECT_EQ(qp.state->cons_idx, 100u);
+  EXPECT_EQ(0, std::memcmp(lb.destination.data() + 99 * 8, lb.source.data(), 64));
+  // The QP goes on from index 100, and an error recorded in the local copy survives write_back.
+  gda::ExclusiveQp again(qp);
+  uint64_t end = 0;
+  gda::WriteRequest bad{lb.source_address(), lb.source_mr.lkey, 8, lb.destination_address(),
+                        lb.destination_mr.rkey + 1};
+  ASSERT_EQ(gda::put<Policy>(again.handle(), bad, gda::Completion::signaled, &end), gda::Status::ok);
+  EXPECT_EQ(end, 101u);
+  EXPECT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(again.handle(), end)),
+            gda::Status::cq_error);
+  again.write_back();
+  EXPECT_EQ(dissect::nic::send_queue_error_syndrome(qp.state->error),
+            dissect::mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  EXPECT_EQ(qp.state->error_wqe, 100u);
+}
+
+}  // namespace
