@@ -108,15 +108,12 @@ inline bool engine_needs_system_scope(const GpuExperimentConfig& c) {
 // and waited for before the next (at most one outstanding). a[] = issue cycles, b[] =
 // put+completion cycles.
 template <typename Policy, bool Inline>
-__global__ void put_latency_kernel(nic::QpHandle shared_qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
+__global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
                                    uint32_t rkey, uint32_t length, uint32_t warmup,
                                    uint32_t iterations, SampleBuffers out) {
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   uint32_t status = 0;
-  // One thread owns the QP: its progress counters stay in registers (gda/exclusive.h).
-  gda::ExclusiveQp mine(shared_qp);
-  const nic::QpHandle& qp = mine.handle();
   for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
     uint8_t* target = dst + size_t{i % SLOTS} * SLOT;
     uint64_t end = 0;
@@ -148,7 +145,6 @@ __global__ void put_latency_kernel(nic::QpHandle shared_qp, uint8_t* src, uint32
   }
   const long long c1 = clock64();
   const uint64_t g1 = now_ns();
-  mine.write_back();
   out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
   out.timer->ns = g1 - g0;
   *out.status = status | (status ? (qp.state->error << 8) : 0);

@@ -8,14 +8,12 @@ namespace gpu {
 // Ping-pong between two PEs polling a data word. Role 0 (PE 0) puts i+1 into PE 1's flag and
 // waits for PE 1's i+1 in its own flag: a[] = round-trip cycles. Role 1 answers.
 template <typename Policy, bool Inline>
-__global__ void round_trip_kernel(uint32_t role, nic::QpHandle shared_qp, uint8_t* src, uint32_t lkey,
+__global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src, uint32_t lkey,
                                   uint64_t* my_flag, uint64_t* peer_flag, uint32_t rkey,
                                   uint32_t warmup, uint32_t iterations, SampleBuffers out) {
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   uint32_t status = 0;
-  gda::ExclusiveQp mine(shared_qp);  // counters in registers (gda/exclusive.h)
-  const nic::QpHandle& qp = mine.handle();
   uint64_t* staging = reinterpret_cast<uint64_t*>(src);
   auto send = [&](uint64_t value) -> uint32_t {
     uint64_t end = 0;
@@ -55,7 +53,6 @@ __global__ void round_trip_kernel(uint32_t role, nic::QpHandle shared_qp, uint8_
   }
   const long long c1 = clock64();
   const uint64_t g1 = now_ns();
-  mine.write_back();
   if (role == 0) {
     out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
     out.timer->ns = g1 - g0;

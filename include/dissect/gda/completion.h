@@ -38,20 +38,13 @@ DISSECT_HD inline CqeTail read_cqe_tail(const mlx5::mlx5_cqe64* cqe) {
   return CqeTail{mlx5::byte_swap(counter_be), static_cast<uint8_t>(word >> 24)};
 }
 
-// Records the first error CQE in the QP's state; later ones keep the first. Exclusive QPs use
-// plain stores: their state may be a register copy (gda/exclusive.h), where atomics are illegal.
-template <Sharing S>
+// Records the first error CQE in the QP's state; later ones keep the first.
 DISSECT_HD inline void record_cq_error(const nic::QpHandle& qp, const mlx5::mlx5_cqe64* cqe,
                                        uint64_t wqe_start) {
   const auto* error = reinterpret_cast<const mlx5::mlx5_err_cqe*>(cqe);
   const uint32_t opcode = error->s_wqe_opcode_qpn.value() >> 24;
   const uint32_t code = nic::SEND_QUEUE_ERROR_VALID | (opcode << 8) | error->syndrome;
-  if constexpr (S == Sharing::exclusive) {
-    if (qp.state->error == 0) {
-      qp.state->error = code;
-      qp.state->error_wqe = wqe_start;
-    }
-  } else if (compare_exchange<Scope::gpu>(&qp.state->error, 0u, code)) {
+  if (compare_exchange<Scope::gpu>(&qp.state->error, 0u, code)) {
     store_relaxed<Scope::gpu>(&qp.state->error_wqe, wqe_start);
   }
 }
@@ -75,14 +68,14 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
     const bool failed = mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR;
     if constexpr (S == Sharing::exclusive) {
       state->cq_ci = ci + 1;
-      if (failed) record_cq_error<S>(qp, cqe, start), note_error(qp);
+      if (failed) record_cq_error(qp, cqe, start), note_error(qp);
       if (retired > state->cons_idx) {
         note_retired(qp, state->cons_idx, retired);
         state->cons_idx = retired;
       }
     } else {
       if (!compare_exchange<Scope::gpu>(&state->cq_ci, ci, ci + 1)) continue;
-      if (failed) record_cq_error<S>(qp, cqe, start), note_error(qp);
+      if (failed) record_cq_error(qp, cqe, start), note_error(qp);
       const uint64_t previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
       if (retired > previous) note_retired(qp, previous, retired);
     }

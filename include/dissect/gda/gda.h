@@ -13,7 +13,6 @@
 #include <cstdint>
 
 #include "dissect/gda/completion.h"
-#include "dissect/gda/exclusive.h"
 #include "dissect/gda/ordering.h"
 #include "dissect/gda/status.h"
 #include "dissect/gda/submit.h"
