@@ -32,15 +32,27 @@ DISSECT_HD inline Status wait_for_room(const nic::QpHandle& qp, uint64_t end) {
 }
 
 // Reserves `wqebbs` consecutive WQEBBs; *base receives the first.
+//
+// Exclusive QPs read the counters they need before storing anything: the loads are independent,
+// so they cost one memory round trip together rather than one each (a store to the ring may alias
+// the state as far as the compiler knows, which would force each later load to wait for it).
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status reserve(const nic::QpHandle& qp, uint32_t wqebbs, uint64_t* base) {
   if constexpr (S == Sharing::exclusive) {
-    *base = qp.state->resv_head;
-    qp.state->resv_head += wqebbs;
+    nic::SendQueueState* state = qp.state;
+    const uint64_t head = state->resv_head;
+    const uint64_t completed = state->cons_idx;
+    *base = head;
+    state->resv_head = head + wqebbs;
+    const uint64_t end = head + wqebbs;
+    if (end <= qp.sq.wqebb_count || completed >= end - qp.sq.wqebb_count) {
+      return Status::ok;
+    }
+    return wait_for_room<Ordering, S>(qp, end);
   } else {
     *base = fetch_add<Scope::gpu>(&qp.state->resv_head, uint64_t{wqebbs});
+    return wait_for_room<Ordering, S>(qp, *base + wqebbs);
   }
-  return wait_for_room<Ordering, S>(qp, *base + wqebbs);
 }
 
 template <Sharing S>
@@ -68,6 +80,16 @@ DISSECT_HD inline Status publish(const nic::QpHandle& qp, uint64_t base, uint32_
 // cover these WQEs, so concurrent submitters share doorbells (NVSHMEM's rule (a), §2.4 of gda.md).
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status publish_and_ring(const nic::QpHandle& qp, uint64_t base, uint32_t wqebbs) {
+  if constexpr (S == Sharing::exclusive) {
+    // One submitter publishes and rings in order, so everything below `base` is already rung:
+    // the doorbell covers exactly these WQEs, and nothing needs reading back.
+    const uint64_t end = base + wqebbs;
+    qp.state->ready_head = end;
+    note_doorbell(qp, base, end);
+    store_doorbell_pair<Ordering>(qp, end);
+    qp.state->prod_idx = end;
+    return Status::ok;
+  }
   const Status published = publish<S>(qp, base, wqebbs);
   if (published != Status::ok) return published;
   if constexpr (S == Sharing::shared) {
