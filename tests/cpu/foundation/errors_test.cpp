@@ -2,6 +2,7 @@
 // no byte outside what a valid WQE names is ever written.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "dissect/gda/gda.h"
@@ -144,6 +145,11 @@ TEST_P(ErrorCqe, YieldsTheSyndromeAndFlushesLaterWqes) {
   const auto& cq = qp.send_cq;
   for (uint64_t n = 2; n < 4; ++n) {
     const auto* e = reinterpret_cast<const m::mlx5_err_cqe*>(&cq.cqes[n & (cq.cqe_count - 1)]);
+    // The wait returns at the first error CQE; the engine may still be writing the flushes.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!m::cqe_is_sw_owned(__atomic_load_n(&e->op_own, __ATOMIC_ACQUIRE), n, cq.cqe_count) &&
+           std::chrono::steady_clock::now() < deadline) {
+    }
     EXPECT_TRUE(m::cqe_is_sw_owned(e->op_own, n, cq.cqe_count)) << c.name << " CQE " << n;
     EXPECT_EQ(m::cqe_opcode(e->op_own), m::MLX5_CQE_REQ_ERR) << c.name;
     EXPECT_EQ(e->syndrome, m::MLX5_CQE_SYNDROME_WR_FLUSH_ERR) << c.name;
