@@ -2,6 +2,8 @@
 // fake sysfs tree, DISSECT_NIC overrides, and the report line.
 #include <gtest/gtest.h>
 
+#include "support/fake_sysfs.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,38 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Same layout as tests/cpu/doctor's: devices under devices/pci..., linked from bus/pci/devices and
-// class/infiniband/<nic>/device.
-class FakeSysfs {
- public:
-  FakeSysfs() {
-    char pattern[] = "/tmp/dissect_bootstrap_sysfs_XXXXXX";
-    root_ = mkdtemp(pattern);
-  }
-  ~FakeSysfs() { fs::remove_all(root_); }
-  const std::string& root() const { return root_; }
-  void add_pci(const std::string& chain, int numa, const char* vendor, const char* klass) {
-    const fs::path dir = fs::path(root_) / "devices" / chain;
-    fs::create_directories(dir);
-    write(dir / "numa_node", std::to_string(numa));
-    write(dir / "vendor", vendor);
-    write(dir / "class", klass);
-    const fs::path bus = fs::path(root_) / "bus/pci/devices";
-    fs::create_directories(bus);
-    fs::create_symlink(fs::relative(dir, bus), bus / dir.filename());
-  }
-  void add_gpu(const std::string& chain, int numa) { add_pci(chain, numa, "0x10de", "0x030200"); }
-  void add_nic(const std::string& name, const std::string& chain, int numa) {
-    add_pci(chain, numa, "0x15b3", "0x020700");
-    const fs::path klass = fs::path(root_) / "class/infiniband" / name;
-    fs::create_directories(klass);
-    fs::create_symlink(fs::relative(fs::path(root_) / "devices" / chain, klass), klass / "device");
-  }
-
- private:
-  static void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text << "\n"; }
-  std::string root_;
-};
+using dissect::testing::FakeSysfs;
 
 // Two GPUs, each with its NIC under its own switch; the NICs are named against PCI order so that
 // "closest" and "same index" differ.
