@@ -229,14 +229,28 @@ DISSECT_HD inline void on_completion(QpCounters* qp) {
   detail::relaxed_fetch_add(&qp->num_wqe_completed, 1);
 }
 
+// `cqes` CQEs drained that retired `wqes` of our send WQEs (one CQE retires every unsignalled WQE
+// before it): one add per counter, however many WQEs the range held.
+DISSECT_HD inline void on_completions(QpCounters* qp, uint64_t wqes, uint64_t cqes) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, cqes);
+  detail::relaxed_fetch_add(&qp->num_wqe_completed, wqes);
+}
+
+// The latency part of on_completion_sampled(), for a WQE already counted by on_completions().
+DISSECT_HD inline void record_latency_sample(QpCounters* qp, uint64_t latency_ns) {
+  if (qp == nullptr) return;
+  detail::relaxed_fetch_add(&qp->wqe_completion_histogram[latency_bucket(*qp, latency_ns)], 1);
+  detail::relaxed_min(&qp->wqe_completion_ns_min, latency_ns);
+  detail::relaxed_max(&qp->wqe_completion_ns_max, latency_ns);
+}
+
 // A CQE for one of our send WQEs that was in the latency sample, `latency_ns` after its post.
 // Only this hook writes the three latency fields, so no other counter moves with N.
 DISSECT_HD inline void on_completion_sampled(QpCounters* qp, uint64_t latency_ns) {
   if (qp == nullptr) return;
   on_completion(qp);
-  detail::relaxed_fetch_add(&qp->wqe_completion_histogram[latency_bucket(*qp, latency_ns)], 1);
-  detail::relaxed_min(&qp->wqe_completion_ns_min, latency_ns);
-  detail::relaxed_max(&qp->wqe_completion_ns_max, latency_ns);
+  record_latency_sample(qp, latency_ns);
 }
 
 // A CQE for a send WQE whose post stamp is `post_stamp` (kNotSampled if on_post returned false).
