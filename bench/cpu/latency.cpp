@@ -68,7 +68,8 @@ gda::Status put_value(ProcessingElement& from, ProcessingElement& to, bool use_i
   const nic::QpHandle qp = from.qp->handle();
   const uint64_t remote = reinterpret_cast<uintptr_t>(to.landing());
   if (use_inline) {
-    uint64_t payload[32] = {value};
+    uint64_t payload[32] = {};  // --size bytes of it travel inline
+    payload[0] = value;
     gda::InlineWriteRequest r{payload, size, remote, to.region.rkey};
     return gda::put_inline<Policy, kExclusive>(qp, r, gda::Completion::signaled, end);
   }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "dissect/common/timeout.h"
 #include "dissect/mlx5/endian.h"
 
 namespace dissect::gda {
@@ -18,23 +19,10 @@ DISSECT_HD constexpr const char* to_string(Status s) {
   return s == Status::ok ? "ok" : s == Status::timeout ? "timeout" : "cq_error";
 }
 
-// Prints which QP and which index a wait gave up on. On the device it then traps, as DeepEP's
-// timeout_while does: a kernel that lost a completion cannot make progress, and a trap surfaces the
-// fault at the launch instead of a hang. On the host the caller gets Status::timeout.
+// Prints which QP and which index a wait gave up on (common/timeout.h), then traps on the device.
 DISSECT_HD inline Status report_timeout(const char* what, uint32_t qpn, uint64_t wanted,
                                         uint64_t reached, uint64_t waited_ns) {
-#if defined(__CUDA_ARCH__)
-  printf("dissect: timed out after %llu ns waiting for %s on QP 0x%x: index %llu, reached %llu\n",
-         static_cast<unsigned long long>(waited_ns), what, qpn,
-         static_cast<unsigned long long>(wanted), static_cast<unsigned long long>(reached));
-  __trap();
-#else
-  std::fprintf(stderr,
-               "dissect: timed out after %llu ns waiting for %s on QP 0x%x: index %llu, "
-               "reached %llu\n",
-               static_cast<unsigned long long>(waited_ns), what, qpn,
-               static_cast<unsigned long long>(wanted), static_cast<unsigned long long>(reached));
-#endif
+  report_wait_timeout(what, "QP", qpn, true, "index", wanted, reached, waited_ns);
   return Status::timeout;
 }
 

@@ -123,7 +123,15 @@ DISSECT_HD inline void write_rdma_write_imm_wqe(const nic::QpHandle& qp, uint64_
 // payload is read a word at a time: building an inline WQE then costs one load per 4 bytes.
 DISSECT_HD inline uint32_t payload_word(const uint8_t* in, uint32_t at, uint32_t length,
                                         bool aligned) {
-  if (aligned && at + 4 <= length) return *reinterpret_cast<const uint32_t*>(in + at);
+  if (aligned && at + 4 <= length) {
+#if defined(__CUDA_ARCH__)
+    return *reinterpret_cast<const uint32_t*>(in + at);
+#else
+    uint32_t word;  // memcpy: the payload may be any type, and one 4-byte load is what it compiles to
+    std::memcpy(&word, in + at, sizeof word);
+    return word;
+#endif
+  }
   uint32_t word = 0;
   for (uint32_t k = 0; k < 4 && at + k < length; ++k) word |= uint32_t{in[at + k]} << (8 * k);
   return word;

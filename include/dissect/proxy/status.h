@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "dissect/common/timeout.h"
 #include "dissect/mlx5/endian.h"
 
 namespace dissect::proxy {
@@ -22,24 +23,11 @@ DISSECT_HD constexpr const char* to_string(Status s) {
                                  : "failed";
 }
 
-// Prints what a wait gave up on: which ring, which descriptor index, how far the counter got.
-// On the device it then traps (a kernel whose proxy is gone cannot make progress); on the host
-// the caller gets Status::timeout.
+// Prints which ring and which descriptor index a wait gave up on (common/timeout.h), then traps
+// on the device (a kernel whose proxy is gone cannot make progress).
 DISSECT_HD inline Status report_timeout(const char* what, uint32_t ring_id, uint64_t index,
                                         uint64_t reached, uint64_t waited_ns) {
-#if defined(__CUDA_ARCH__)
-  printf("dissect: proxy timed out after %llu ns waiting for %s on ring %u: descriptor index %llu, "
-         "reached %llu\n",
-         static_cast<unsigned long long>(waited_ns), what, ring_id,
-         static_cast<unsigned long long>(index), static_cast<unsigned long long>(reached));
-  __trap();
-#else
-  std::fprintf(stderr,
-               "dissect: proxy timed out after %llu ns waiting for %s on ring %u: descriptor index "
-               "%llu, reached %llu\n",
-               static_cast<unsigned long long>(waited_ns), what, ring_id,
-               static_cast<unsigned long long>(index), static_cast<unsigned long long>(reached));
-#endif
+  report_wait_timeout(what, "ring", ring_id, false, "descriptor index", index, reached, waited_ns);
   return Status::timeout;
 }
 

@@ -1,0 +1,40 @@
+// The one message every bounded wait prints when it gives up: which object (a QP, a ring), which
+// index it waited for, and how far the counter got. On the device it then traps, as DeepEP's
+// timeout_while does: a kernel that lost a completion cannot make progress, and a trap surfaces
+// the fault at the launch instead of a hang. On the host the caller returns its timeout status.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+
+#include "dissect/mlx5/endian.h"
+
+namespace dissect {
+
+// `object` names the kind ("QP", "ring"); a QP number prints in hex as rdma-core's tools do.
+DISSECT_HD inline void report_wait_timeout(const char* what, const char* object, uint32_t id,
+                                           bool hex_id, const char* index_name, uint64_t wanted,
+                                           uint64_t reached, uint64_t waited_ns) {
+  const auto ns = static_cast<unsigned long long>(waited_ns);
+  const auto want = static_cast<unsigned long long>(wanted);
+  const auto got = static_cast<unsigned long long>(reached);
+#if defined(__CUDA_ARCH__)
+  if (hex_id) {
+    printf("dissect: timed out after %llu ns waiting for %s on %s 0x%x: %s %llu, reached %llu\n",
+           ns, what, object, id, index_name, want, got);
+  } else {
+    printf("dissect: timed out after %llu ns waiting for %s on %s %u: %s %llu, reached %llu\n", ns,
+           what, object, id, index_name, want, got);
+  }
+  __trap();
+#else
+  std::fprintf(stderr,
+               hex_id ? "dissect: timed out after %llu ns waiting for %s on %s 0x%x: %s %llu, "
+                        "reached %llu\n"
+                      : "dissect: timed out after %llu ns waiting for %s on %s %u: %s %llu, "
+                        "reached %llu\n",
+               ns, what, object, id, index_name, want, got);
+#endif
+}
+
+}  // namespace dissect
