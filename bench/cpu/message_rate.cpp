@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/loopback_fabric.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/error.h"
 #include "dissect/gda/gda.h"
@@ -28,26 +29,8 @@ struct RateConfig {
   bool shared;
 };
 
-struct Fabric {
-  std::unique_ptr<softnic::SoftNic> nic = std::make_unique<softnic::SoftNic>();
-  std::unique_ptr<nic::ProtectionDomain> pd = nic->create_pd();
-  std::vector<std::unique_ptr<nic::QueuePair>> senders, receivers;
-  std::vector<uint64_t> source, destination;
-  nic::MemoryRegion source_region, destination_region;
-
-  Fabric(const RateConfig& c) : source(c.threads * 64), destination(c.threads * 64) {
-    nic::QpAttributes attributes;
-    attributes.sq_wqebbs = 1024;
-    const uint64_t qps = c.shared ? 1 : c.threads;
-    for (uint64_t i = 0; i < qps; ++i) {
-      senders.push_back(pd->create_qp(attributes));
-      receivers.push_back(pd->create_qp(attributes));
-      senders.back()->connect(receivers.back()->endpoint());
-      receivers.back()->connect(senders.back()->endpoint());
-    }
-    source_region = pd->register_memory(source.data(), source.size() * 8, nic::ACCESS_ALL);
-    destination_region = pd->register_memory(destination.data(), destination.size() * 8, nic::ACCESS_ALL);
-  }
+struct Fabric : LoopbackFabric {
+  explicit Fabric(const RateConfig& c) : LoopbackFabric(c.shared ? 1 : c.threads, c.threads * 64) {}
 };
 
 template <gda::Sharing S>

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/loopback_fabric.h"
 #include "dissect/gda/gda.h"
 #include "proxy_bench_rig.h"
 
@@ -129,27 +130,9 @@ std::vector<double> proxy_run(const GoodputOptions& o, uint64_t run, bool* valid
 
 // --- mini-gda --------------------------------------------------------------------------------
 
-struct GdaFabric {
-  std::unique_ptr<softnic::SoftNic> nic = std::make_unique<softnic::SoftNic>();
-  std::unique_ptr<nic::ProtectionDomain> pd = nic->create_pd();
-  std::vector<std::unique_ptr<nic::QueuePair>> senders, receivers;
-  std::vector<uint64_t> source, destination;
-  nic::MemoryRegion source_region, destination_region;
-
+struct GdaFabric : LoopbackFabric {
   GdaFabric(uint32_t threads, uint64_t bytes_per_thread)
-      : source(threads * bytes_per_thread / 8), destination(threads * bytes_per_thread / 8) {
-    nic::QpAttributes attributes;
-    attributes.sq_wqebbs = 1024;
-    for (uint32_t i = 0; i < threads; ++i) {
-      senders.push_back(pd->create_qp(attributes));
-      receivers.push_back(pd->create_qp(attributes));
-      senders.back()->connect(receivers.back()->endpoint());
-      receivers.back()->connect(senders.back()->endpoint());
-    }
-    source_region = pd->register_memory(source.data(), source.size() * 8, nic::ACCESS_ALL);
-    destination_region = pd->register_memory(destination.data(), destination.size() * 8, nic::ACCESS_ALL);
-  }
-  ~GdaFabric() { nic->stop(); }
+      : LoopbackFabric(threads, threads * bytes_per_thread / 8) {}
 };
 
 gda::Status gda_submit(GdaFabric& f, const GoodputOptions& o, uint32_t thread, uint64_t offset, uint64_t size,
