@@ -104,44 +104,81 @@ inline bool engine_needs_system_scope(const GpuExperimentConfig& c) {
 
 // ---- the timed op loop, shared by single_operation / ordering / inline_sweep ------------------
 
-// One thread: `warmup + iterations` puts of `length` bytes (inline or pointer), each signalled
-// and waited for before the next (at most one outstanding). a[] = issue cycles, b[] =
-// put+completion cycles.
-template <typename Policy, bool Inline>
+// Where a put's payload comes from: a registered source buffer (pointer WQE), an inline copy of a
+// buffer (any size up to max_inline), or an inline copy of a register (put_value, up to 8 B).
+enum class Payload { pointer, inline_buffer, inline_value };
+
+// Where the submitter keeps the QP's counters: registers (gda::OwnedQp, the paper's minimal path)
+// or SendQueueState in the queue's memory (read on every reservation).
+enum class Counters { registers, memory };
+
+DISSECT_HD inline uint64_t payload_value(uint32_t op, uint32_t length) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < length && b < 8; ++b) v |= uint64_t{payload_byte(op, b)} << (8 * b);
+  return v;
+}
+
+// One put of op `i`, timed from its request to the return of the issue: a[] cycles.
+template <typename Policy, Payload P, typename Queue>
+__device__ inline uint32_t timed_put(Queue& queue, uint32_t i, uint8_t* src, uint32_t lkey,
+                                     uint8_t* target, uint32_t rkey, uint32_t length,
+                                     uint64_t* end, long long* issued_at, long long* issued) {
+  uint32_t status;
+  if constexpr (P == Payload::inline_value) {
+    const uint64_t value = payload_value(i, length);
+    *issued_at = clock64();
+    status = static_cast<uint32_t>(gda::put_value<Policy>(
+        queue, value, length, reinterpret_cast<uint64_t>(target), rkey, gda::Completion::signaled,
+        end));
+  } else if constexpr (P == Payload::inline_buffer) {
+    alignas(16) uint8_t payload[224];
+    for (uint32_t b = 0; b < length; ++b) payload[b] = payload_byte(i, b);
+    gda::InlineWriteRequest r{payload, length, reinterpret_cast<uint64_t>(target), rkey};
+    *issued_at = clock64();
+    status = static_cast<uint32_t>(gda::put_inline<Policy>(queue, r, gda::Completion::signaled, end));
+  } else {
+    uint8_t* s = src + size_t{i % SLOTS} * SLOT;
+    for (uint32_t b = 0; b < length; ++b) s[b] = payload_byte(i, b);
+    gda::WriteRequest r{reinterpret_cast<uint64_t>(s), lkey, length,
+                        reinterpret_cast<uint64_t>(target), rkey};
+    *issued_at = clock64();
+    status = static_cast<uint32_t>(gda::put<Policy>(queue, r, gda::Completion::signaled, end));
+  }
+  *issued = clock64();
+  return status;
+}
+
+// One thread: `warmup + iterations` puts of `length` bytes, each signalled and waited for before
+// the next (at most one outstanding). a[] = issue cycles, b[] = put+completion cycles.
+template <typename Policy, Payload P, Counters C>
 __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
                                    uint32_t rkey, uint32_t length, uint32_t warmup,
                                    uint32_t iterations, SampleBuffers out) {
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   uint32_t status = 0;
-  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
-    uint8_t* target = dst + size_t{i % SLOTS} * SLOT;
-    uint64_t end = 0;
-    long long ca, cb;
-    if constexpr (Inline) {
-      alignas(16) uint8_t payload[224];
-      for (uint32_t b = 0; b < length; ++b) payload[b] = payload_byte(i, b);
-      gda::InlineWriteRequest r{payload, length, reinterpret_cast<uint64_t>(target), rkey};
-      ca = clock64();
-      status = static_cast<uint32_t>(gda::put_inline<Policy>(qp, r, gda::Completion::signaled, &end));
-      cb = clock64();
-    } else {
-      uint8_t* s = src + size_t{i % SLOTS} * SLOT;
-      for (uint32_t b = 0; b < length; ++b) s[b] = payload_byte(i, b);
-      gda::WriteRequest r{reinterpret_cast<uint64_t>(s), lkey, length,
-                          reinterpret_cast<uint64_t>(target), rkey};
-      ca = clock64();
-      status = static_cast<uint32_t>(gda::put<Policy>(qp, r, gda::Completion::signaled, &end));
-      cb = clock64();
+  auto run = [&](auto& queue) {
+    for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
+      uint8_t* target = dst + size_t{i % SLOTS} * SLOT;
+      uint64_t end = 0;
+      long long ca, cb;
+      status = timed_put<Policy, P>(queue, i, src, lkey, target, rkey, length, &end, &ca, &cb);
+      if (status == 0) {
+        status = static_cast<uint32_t>(
+            gda::wait_completion<Policy, gda::Sharing::exclusive>(queue, end));
+      }
+      const long long cc = clock64();
+      if (i >= warmup) {
+        out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
+        out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
+      }
     }
-    if (status == 0) {
-      status = static_cast<uint32_t>(gda::wait_completion<Policy, gda::Sharing::exclusive>(qp, end));
-    }
-    const long long cc = clock64();
-    if (i >= warmup) {
-      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
-      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
-    }
+  };
+  if constexpr (C == Counters::registers) {
+    gda::OwnedQp owned = gda::own(qp);
+    run(owned);
+  } else {
+    run(qp);
   }
   const long long c1 = clock64();
   const uint64_t g1 = now_ns();
@@ -151,7 +188,7 @@ __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey
 }
 
 // Runs put_latency_kernel `config.runs` times on a fresh PE pair each run; fills `result`.
-template <typename Policy, bool Inline>
+template <typename Policy, Payload P, Counters C = Counters::registers>
 void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
                          GpuExperimentResult& result) {
   GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
@@ -163,7 +200,7 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
     auto& b = pair->pe[1];
     reset_status(*pair);
     cudaSetDevice(a.device);
-    put_latency_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(
+    put_latency_kernel<Policy, P, C><<<1, 1, 0, a.stream>>>(
         a.qp->handle(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length, config.warmup,
         config.iterations, pair->samples);
     check(cudaGetLastError(), "launch put_latency_kernel");

@@ -40,12 +40,35 @@ double summary_p50(const GpuMetric& m) {
   return v[v.size() / 2];
 }
 
+namespace {
+// Issue time against the GPU-fence floor of the same run (the issue's 1.5x criterion), in the note
+// of every single-operation and ordering result.
+void note_floor_ratio(std::vector<GpuExperimentResult>& all) {
+  double floor = 0;
+  for (const auto& r : all) {
+    if (r.name == "mechanism-floor" && r.variant == "gpu-fence" && !r.metrics.empty()) {
+      floor = summary_p50(r.metrics[0]);
+    }
+  }
+  if (floor <= 0) return;
+  for (auto& r : all) {
+    if ((r.name != "latency" && r.name != "ordering") || r.metrics.empty()) continue;
+    const double issue = summary_p50(r.metrics[0]);
+    char line[96];
+    std::snprintf(line, sizeof line, "issue %.3f us = %.2fx the GPU-fence floor of this run",
+                  issue / 1000, issue / floor);
+    r.note += (r.note.empty() ? "" : "; ") + std::string(line);
+  }
+}
+}  // namespace
+
 std::vector<GpuExperimentResult> run_all_gpu_experiments(const GpuExperimentConfig& config) {
   std::vector<GpuExperimentResult> all;
   for (auto* f : {&run_mechanism_floor, &run_single_operation, &run_ordering, &run_inline_sweep}) {
     auto part = f(config);
     all.insert(all.end(), part.begin(), part.end());
   }
+  note_floor_ratio(all);
   return all;
 }
 

@@ -3,6 +3,7 @@
 //   put*()        reserve -> build the WQE -> publish -> ring             (issue)
 //   put*() + wait_completion() / quiet()                                  (put+completion)
 //   post_writes() N WQEs, one doorbell; only the last is signalled        (doorbell batching)
+//   own(qp)       the counters in registers for a thread that alone drives the QP (gda/owned.h)
 //
 // Compiled for the device (GPU threads, sm_90) and for the host (host threads standing in for GPU
 // threads; the CPU tests drive the softnic this way). `Ordering` is a policy of gda/ordering.h,
@@ -14,73 +15,90 @@
 
 #include "dissect/gda/completion.h"
 #include "dissect/gda/ordering.h"
+#include "dissect/gda/owned.h"
 #include "dissect/gda/status.h"
 #include "dissect/gda/submit.h"
 #include "dissect/gda/wqe.h"
 
 namespace dissect::gda {
 
-// Posts one RDMA WRITE with a pointer payload; *end receives the WQEBB index after it.
-template <typename Ordering, Sharing S = Sharing::exclusive>
-DISSECT_HD inline Status put(const nic::QpHandle& qp, const WriteRequest& request,
-                             Completion completion, uint64_t* end) {
+namespace detail {
+// reserve -> build -> publish and ring, for a handle (state in memory) or an OwnedQp (registers).
+template <typename Ordering, Sharing S, typename Queue, typename Build>
+DISSECT_HD inline Status submit(Queue& queue, uint32_t wqebbs, uint64_t* end, Build&& build) {
   uint64_t base;
-  const Status room = reserve<Ordering, S>(qp, write_wqebbs(), &base);
+  const Status room = reserve<Ordering, S>(queue, wqebbs, &base);
   if (room != Status::ok) return room;
-  write_rdma_write_wqe(qp, base, request, completion);
-  *end = base + write_wqebbs();
-  return publish_and_ring<Ordering, S>(qp, base, write_wqebbs());
-}
-
-template <typename Ordering, Sharing S = Sharing::exclusive>
-DISSECT_HD inline Status put_inline(const nic::QpHandle& qp, const InlineWriteRequest& request,
-                                    Completion completion, uint64_t* end) {
-  const uint32_t wqebbs = inline_write_wqebbs(request.length);
-  uint64_t base;
-  const Status room = reserve<Ordering, S>(qp, wqebbs, &base);
-  if (room != Status::ok) return room;
-  write_rdma_write_inline_wqe(qp, base, request, completion);
+  build(handle_of(queue), base);
   *end = base + wqebbs;
-  return publish_and_ring<Ordering, S>(qp, base, wqebbs);
+  return publish_and_ring<Ordering, S>(queue, base, wqebbs);
+}
+}  // namespace detail
+
+// `Queue` is a const nic::QpHandle (counters in SendQueueState) or an OwnedQp (gda/owned.h).
+
+// Posts one RDMA WRITE with a pointer payload; *end receives the WQEBB index after it.
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status put(Queue&& queue, const WriteRequest& request, Completion completion,
+                             uint64_t* end) {
+  return detail::submit<Ordering, S>(queue, write_wqebbs(), end,
+                                     [&](const nic::QpHandle& qp, uint64_t base) {
+                                       write_rdma_write_wqe(qp, base, request, completion);
+                                     });
 }
 
-template <typename Ordering, Sharing S = Sharing::exclusive>
-DISSECT_HD inline Status put_with_immediate(const nic::QpHandle& qp, const WriteRequest& request,
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status put_inline(Queue&& queue, const InlineWriteRequest& request,
+                                    Completion completion, uint64_t* end) {
+  return detail::submit<Ordering, S>(queue, inline_write_wqebbs(request.length), end,
+                                     [&](const nic::QpHandle& qp, uint64_t base) {
+                                       write_rdma_write_inline_wqe(qp, base, request, completion);
+                                     });
+}
+
+// An inline put of up to 8 bytes taken from a register (`value`'s first `length` bytes in memory
+// order), as nvshmem_p does: no payload is read from memory while the WQE is built.
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status put_value(Queue&& queue, uint64_t value, uint32_t length,
+                                   uint64_t remote_address, uint32_t rkey, Completion completion,
+                                   uint64_t* end) {
+  if (length == 0 || length > 8) return Status::invalid_request;
+  return detail::submit<Ordering, S>(
+      queue, inline_write_wqebbs(length), end, [&](const nic::QpHandle& qp, uint64_t base) {
+        write_rdma_write_value_wqe(qp, base, value, length, remote_address, rkey, completion);
+      });
+}
+
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status put_with_immediate(Queue&& queue, const WriteRequest& request,
                                             mlx5::be32 immediate, Completion completion,
                                             uint64_t* end) {
-  uint64_t base;
-  const Status room = reserve<Ordering, S>(qp, write_wqebbs(), &base);
-  if (room != Status::ok) return room;
-  write_rdma_write_imm_wqe(qp, base, request, immediate, completion);
-  *end = base + write_wqebbs();
-  return publish_and_ring<Ordering, S>(qp, base, write_wqebbs());
+  return detail::submit<Ordering, S>(
+      queue, write_wqebbs(), end, [&](const nic::QpHandle& qp, uint64_t base) {
+        write_rdma_write_imm_wqe(qp, base, request, immediate, completion);
+      });
 }
 
 // 8-byte FETCH_ADD, always signalled: its result is valid once wait_completion(*end) returns.
-template <typename Ordering, Sharing S = Sharing::exclusive>
-DISSECT_HD inline Status fetch_add(const nic::QpHandle& qp, const FetchAddRequest& request,
-                                   uint64_t* end) {
-  uint64_t base;
-  const Status room = reserve<Ordering, S>(qp, fetch_add_wqebbs(), &base);
-  if (room != Status::ok) return room;
-  write_fetch_add_wqe(qp, base, request, Completion::signaled);
-  *end = base + fetch_add_wqebbs();
-  return publish_and_ring<Ordering, S>(qp, base, fetch_add_wqebbs());
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status fetch_add(Queue&& queue, const FetchAddRequest& request, uint64_t* end) {
+  return detail::submit<Ordering, S>(queue, fetch_add_wqebbs(), end,
+                                     [&](const nic::QpHandle& qp, uint64_t base) {
+                                       write_fetch_add_wqe(qp, base, request, Completion::signaled);
+                                     });
 }
 
 // N RDMA WRITEs announced by one doorbell; the last is signalled and retires the others.
-template <typename Ordering, Sharing S = Sharing::exclusive>
-DISSECT_HD inline Status post_writes(const nic::QpHandle& qp, const WriteRequest* requests,
-                                     uint32_t count, uint64_t* end) {
-  uint64_t base;
-  const Status room = reserve<Ordering, S>(qp, count * write_wqebbs(), &base);
-  if (room != Status::ok) return room;
-  for (uint32_t i = 0; i < count; ++i) {
-    const Completion c = i + 1 == count ? Completion::signaled : Completion::unsignaled;
-    write_rdma_write_wqe(qp, base + i * write_wqebbs(), requests[i], c);
-  }
-  *end = base + count * write_wqebbs();
-  return publish_and_ring<Ordering, S>(qp, base, count * write_wqebbs());
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status post_writes(Queue&& queue, const WriteRequest* requests, uint32_t count,
+                                     uint64_t* end) {
+  return detail::submit<Ordering, S>(
+      queue, count * write_wqebbs(), end, [&](const nic::QpHandle& qp, uint64_t base) {
+        for (uint32_t i = 0; i < count; ++i) {
+          const Completion c = i + 1 == count ? Completion::signaled : Completion::unsignaled;
+          write_rdma_write_wqe(qp, base + i * write_wqebbs(), requests[i], c);
+        }
+      });
 }
 
 }  // namespace dissect::gda

@@ -13,10 +13,12 @@ enum class Status : uint32_t {
   ok = 0,
   timeout,   // a bounded wait expired; report_timeout() has printed what it waited for
   cq_error,  // an error CQE retired this QP's WQEs; SendQueueState::error holds the syndrome
+  invalid_request,  // refused before anything was reserved (e.g. put_value of more than 8 bytes)
 };
 
 DISSECT_HD constexpr const char* to_string(Status s) {
-  return s == Status::ok ? "ok" : s == Status::timeout ? "timeout" : "cq_error";
+  return s == Status::ok ? "ok" : s == Status::timeout ? "timeout" :
+         s == Status::cq_error ? "cq_error" : "invalid_request";
 }
 
 // Prints which QP and which index a wait gave up on (common/timeout.h), then traps on the device.
