@@ -70,10 +70,40 @@ bool Arguments::flag(const std::string& name) const {
   return true;
 }
 
+namespace {
+
+// The NIC providers exist as libraries but only some subcommands open one: say so instead of
+// running on the softnic under another name.
+std::string not_wired(const std::string& provider, const std::string& subcommand,
+                      const std::vector<std::string>& supported) {
+  std::string list;
+  for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;
+  if (list != "softnic") {
+    return "provider '" + provider + "' is not wired into '" + subcommand + "': it runs on " +
+           list + " (see docs/hardware.md)";
+  }
+  return "provider '" + provider + "' is not wired into '" + subcommand +
+         "': it drives the softnic in process and has no path that opens a NIC through the "
+         "bootstrap yet (the " + provider + " provider is built but has never run on a NIC; "
+         "see docs/hardware.md)";
+}
+
+}  // namespace
+
+std::string Arguments::subcommand() const {
+  const size_t start = command_line_.find(' ');
+  if (start == std::string::npos) return "?";
+  const size_t end = command_line_.find(' ', start + 1);
+  return command_line_.substr(start + 1, end == std::string::npos ? end : end - start - 1);
+}
+
 std::string Arguments::provider(const std::vector<std::string>& supported) const {
   const std::string name = text("provider", "softnic");
   for (const auto& s : supported) {
     if (s == name) return name;
+  }
+  if (name == "mlx5" || name == "ibverbs") {
+    throw InvalidArgument(not_wired(name, subcommand(), supported));
   }
   std::string list;
   for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;

@@ -31,6 +31,7 @@ int report_main(int argc, char** argv) {
   Arguments arguments(argc, argv);
   const std::string directory = arguments.text("output-dir", "report");
   const bool quick = arguments.flag("quick");
+  arguments.provider({"softnic"});  // the report's experiments run on the softnic only
   arguments.check_all_used();
   if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
     throw Error("cannot create the report directory '" + directory + "'");

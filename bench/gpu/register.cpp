@@ -9,6 +9,8 @@
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "proxy_latency.h"
+#include "telemetry_rate.h"
 
 namespace dissect::bench {
 namespace {
@@ -24,6 +26,7 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
   r.placement = g.placement;
   r.submitter = "gpu-thread";
   r.pe_layout = g.pe_layout == "two-gpus" ? "2 PEs, 1 process, 2 GPUs" : "2 PEs, 1 process, 1 GPU";
+  if (g.name == "proxy-latency") r.pe_layout = "1 process, 1 GPU, host workers, loopback QP per worker";
   r.knobs = {{"ordering", g.ordering},
              {"payload_bytes", std::to_string(g.payload_bytes)},
              {"inline", g.inline_payload ? "yes" : "no"},
@@ -86,6 +89,8 @@ int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_s
 int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, &run_ordering); }
 int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, &run_inline_sweep); }
 int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mechanism_floor); }
+int run_gpu_proxy(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_proxy_latency); }
+int run_gpu_telemetry(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_telemetry_rate); }
 
 const bool registered_latency = register_experiment(
     {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3)",
@@ -99,6 +104,12 @@ const bool registered_sweep = register_experiment(
 const bool registered_floor = register_experiment(
     {"gpu-floor", "bare mechanism floor: 64 B store + one fence + 8 B doorbell store",
      run_gpu_floor, true});
+const bool registered_proxy = register_experiment(
+    {"gpu-proxy-latency", "one GPU thread through the proxy: baseline vs tuned handoff, 16 B store reference (Table 3)",
+     run_gpu_proxy, true});
+const bool registered_telemetry = register_experiment(
+    {"gpu-telemetry-rate", "one GPU thread, 8 B writes, 16 per doorbell: rate with telemetry off and at N = 1, 4, 16, 64",
+     run_gpu_telemetry, true});
 
 }  // namespace
 }  // namespace dissect::bench

@@ -14,6 +14,8 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/execute.h"
+#include "dissect/telemetry/gpu_slot.h"
+#include "ipc_arena.h"
 
 namespace dissect::softnic {
 namespace {
@@ -72,15 +74,17 @@ DISSECT_HD inline uint32_t engine_pass(NicTables* tables, EngineStatus* status,
   return executed;
 }
 
+// `until_idle`: return after the first pass that finds no work (GpuSoftNic::drain).
 __global__ void engine_kernel(NicTables* tables, const uint32_t* stop, EngineStatus* status,
-                              uint32_t generation) {
+                              uint32_t generation, bool until_idle) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   status_store(&status->generation, generation);
   status_store(&status->phase, uint32_t{ENGINE_RUNNING});
   uint64_t executed_total = 0;
   uint64_t passes = 0;
   for (;;) {
-    engine_pass(tables, status, &executed_total);
+    const uint32_t executed = engine_pass(tables, status, &executed_total);
+    if (until_idle && executed == 0) break;
     ++passes;
     if (passes % HEARTBEAT_PASSES == 0) status_store(&status->heartbeat, passes / HEARTBEAT_PASSES);
     if (passes % STOP_CHECK_PASSES == 0 &&
@@ -229,6 +233,8 @@ class GpuQueuePair : public nic::QueuePair {
     context_.rq_wqe_count = a.rq_wqes;
     context_.recv_cq = CqContext{recv_cqes_, a.rq_wqes ? a.rq_wqes : 1, qpn_ | 0x800000, 0};
     nic_.write_qp(index_, context_);
+    telemetry_.open(nic_, "softnic-gpu" + std::to_string(nic_.nic_id()), nic_.device(),
+                    a.telemetry_channel, qpn_, a.sq_wqebbs);  // GPU memory: for GPU submitters
   }
 
   ~GpuQueuePair() override {
@@ -251,7 +257,8 @@ class GpuQueuePair : public nic::QueuePair {
     h.doorbell = doorbell_;
     h.state = state_;
     h.send_cq = nic::CqHandle{send_cqes_, attributes_.cq_entries, qpn_, nullptr};
-    h.telemetry = nullptr;
+    h.telemetry = telemetry_.counters();
+    h.post_stamps = telemetry_.post_stamps();
     return h;
   }
 
@@ -275,6 +282,10 @@ class GpuQueuePair : public nic::QueuePair {
   }
 
   void connect(const nic::QpEndpoint& remote) override {
+    if (const GpuSoftNic::Import* peer = nic_.find_import(remote.nic_id)) {
+      connect_to_process(*peer, remote.qpn);
+      return;
+    }
     GpuSoftNic& remote_nic = GpuSoftNic::find(remote.nic_id);
     if (remote.qpn < QPN_BASE) {
       throw InvalidArgument("connect qpn " + hex(qpn_) + ": no QP " + hex(remote.qpn));
@@ -290,12 +301,29 @@ class GpuQueuePair : public nic::QueuePair {
                   " and " + std::to_string(remote_nic.device()) + " have no peer access");
     }
     context_.remote_nic = remote_nic.engine_tables();
+    context_.remote_window = RemoteWindow{};
     context_.remote_qp_index = remote.qpn - QPN_BASE;
     nic_.write_qp(index_, context_);
     nic_.publish_qp_state(index_, QP_STATE_RTS);
   }
 
  private:
+  // The peer's tables and QPs are reached through its imported arena (softnic/ipc.h).
+  void connect_to_process(const GpuSoftNic::Import& peer, uint32_t remote_qpn) {
+    if (remote_qpn < QPN_BASE || remote_qpn - QPN_BASE >= peer.tables.qp_count) {
+      throw InvalidArgument("connect qpn " + hex(qpn_) + ": softnic " +
+                            std::to_string(peer.peer.nic_id) + " of process " +
+                            std::to_string(peer.peer.pid) + " had no QP " + hex(remote_qpn) +
+                            " when imported (" + std::to_string(peer.tables.qp_count) +
+                            " QPs): import after the peer created its QPs");
+    }
+    context_.remote_nic = reinterpret_cast<NicTables*>(peer.peer.tables);
+    context_.remote_window = peer.window;
+    context_.remote_qp_index = remote_qpn - QPN_BASE;
+    nic_.write_qp(index_, context_);
+    nic_.publish_qp_state(index_, QP_STATE_RTS);
+  }
+
   void carve() {
     const auto& a = attributes_;
     const uint32_t rq_cq = a.rq_wqes ? a.rq_wqes : 1;
@@ -340,6 +368,7 @@ class GpuQueuePair : public nic::QueuePair {
   nic::SendQueueState* state_ = nullptr;
   uint64_t* recv_head_ = nullptr;
   uint64_t* recv_cq_ci_ = nullptr;
+  telemetry::GpuQpSlot telemetry_;  // gathered and freed after the destructor's body
 };
 
 class GpuProtectionDomain : public nic::ProtectionDomain {
@@ -417,7 +446,10 @@ GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
                              align64(sizeof(MrEntry) * options_.max_mrs) +
                              align64(sizeof(QpContext) * options_.max_qps);
   void* tables = nullptr;
-  if (engine_in_device_memory()) {
+  if (options_.ipc_arena_bytes != 0) {
+    open_ipc_arena();
+    tables = arena_->take(table_bytes, "engine tables");
+  } else if (engine_in_device_memory()) {
     check_cuda(cudaMalloc(&tables, table_bytes), "engine tables (GPU memory)");
   } else {
     check_cuda(cudaHostAlloc(&tables, table_bytes, cudaHostAllocMapped | cudaHostAllocPortable),
@@ -456,11 +488,23 @@ GpuSoftNic::~GpuSoftNic() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dissect: softnic gpu: %s\n", e.what());
   }
+  try {
+    close_imports();  // before our arena goes: a peer may be mapped into ours, never the reverse
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect: softnic gpu: %s\n", e.what());
+  }
   DeviceGuard guard(options_.device);
   for (auto& [p, placement] : allocations_) {
+    if (arena_ && arena_->owns(p)) continue;
     if (placement == nic::Placement::gpu) cudaFree(p); else cudaFreeHost(p);
   }
-  if (engine_in_device_memory()) cudaFree(engine_tables_); else cudaFreeHost(engine_tables_);
+  if (arena_) {
+    cudaFree(arena_->base());
+  } else if (engine_in_device_memory()) {
+    cudaFree(engine_tables_);
+  } else {
+    cudaFreeHost(engine_tables_);
+  }
   cudaFreeHost(stop_flag_);
   cudaFreeHost(status_);
   cudaStreamDestroy(static_cast<cudaStream_t>(control_stream_));
@@ -496,7 +540,14 @@ void* GpuSoftNic::allocate(size_t bytes, nic::Placement placement) {
   DeviceGuard guard(options_.device);
   const size_t rounded = (bytes + 4095) & ~size_t{4095};
   void* p = nullptr;
-  if (placement == nic::Placement::gpu) {
+  if (placement == nic::Placement::gpu && arena_) {
+    {
+      std::lock_guard<std::mutex> g(lock_);
+      p = arena_->take(rounded, "allocate (Placement::gpu)");
+    }
+    const std::vector<uint8_t> zeros(rounded, 0);  // a reused block holds old bytes
+    upload(p, zeros.data(), rounded);
+  } else if (placement == nic::Placement::gpu) {
     check_cuda(cudaMalloc(&p, rounded), "cudaMalloc (Placement::gpu)");
     // Zero-filled by a copy (copy engine), not cudaMemset (a runtime kernel, which could be
     // launched for the first time behind a running engine).
@@ -531,7 +582,14 @@ void GpuSoftNic::release(void* address) {
   if (was_running) stop();
   {
     DeviceGuard guard(options_.device);
-    if (placement == nic::Placement::gpu) cudaFree(address); else cudaFreeHost(address);
+    if (arena_ && arena_->owns(address)) {
+      std::lock_guard<std::mutex> g(lock_);
+      arena_->give_back(address);
+    } else if (placement == nic::Placement::gpu) {
+      cudaFree(address);
+    } else {
+      cudaFreeHost(address);
+    }
   }
   if (was_running) start();
 }
@@ -632,6 +690,10 @@ std::string GpuSoftNic::describe_status() const {
 void GpuSoftNic::start() {
   if (running()) return;
   if (faulted()) throw Error("softnic gpu: engine faulted earlier: " + describe_status());
+  if (imports_closed_) {
+    throw Error("softnic " + std::to_string(nic_id_) +
+                ": close_imports() unmapped its peers' arenas; the engine cannot restart");
+  }
   ++generation_;
   __atomic_store_n(stop_flag_, 0u, __ATOMIC_SEQ_CST);
   status_store(&status_->phase, uint32_t{ENGINE_NOT_STARTED});
@@ -644,7 +706,7 @@ void GpuSoftNic::start() {
     check_cuda(cudaGetLastError(), "launching the resource probe");
     check_cuda(cudaStreamSynchronize(stream), "resource probe (local memory, printf FIFO)");
     engine_kernel<<<1, 1, 0, static_cast<cudaStream_t>(engine_stream_)>>>(
-        engine_tables_, stop_flag_, status_, generation_);
+        engine_tables_, stop_flag_, status_, generation_, false);
     check_cuda(cudaGetLastError(), "launching the engine kernel");
   } else {
     host_stop_.store(false, std::memory_order_release);
@@ -672,6 +734,36 @@ void GpuSoftNic::start() {
     });
   }
   running_.store(true, std::memory_order_release);
+}
+
+void GpuSoftNic::drain(uint64_t timeout_ns) {
+  if (running()) throw Error("softnic gpu: drain() needs the engine stopped: " + describe_status());
+  if (options_.engine != EngineKind::gpu_kernel) {
+    throw InvalidArgument("softnic gpu: drain() runs the engine kernel; this softnic's engine is a host thread");
+  }
+  DeviceGuard guard(options_.device);
+  reserve_local_memory(options_.local_memory_reserve);
+  auto stream = static_cast<cudaStream_t>(engine_stream_);
+  ++generation_;
+  engine_kernel<<<1, 1, 0, stream>>>(engine_tables_, stop_flag_, status_, generation_, true);
+  check_cuda(cudaGetLastError(), "launching the engine kernel (drain)");
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) {
+      faulted_.store(true, std::memory_order_release);
+      throw Error("softnic gpu: the engine kernel failed in drain() (" + cuda_message(q) + "): " +
+                  describe_status());
+    }
+    const uint64_t waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - began).count();
+    if (waited > timeout_ns) {
+      throw Error("softnic gpu: drain() did not finish within " + std::to_string(waited / 1000000) +
+                  " ms: " + describe_status());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 void GpuSoftNic::stop(uint64_t timeout_ns) {
@@ -708,6 +800,9 @@ void GpuSoftNic::stop(uint64_t timeout_ns) {
 }
 
 void GpuSoftNic::watchdog_loop() {
+  // A new thread's current device is 0: restoring it after each DeviceGuard would create a
+  // context on device 0, in a process that otherwise never touches it (the two-process layout).
+  cudaSetDevice(options_.device);
   uint64_t last_heartbeat = ~0ull;
   auto last_change = std::chrono::steady_clock::now();
   bool reported = false;

@@ -37,6 +37,15 @@ std::string wall_clock_now() {
   return text;
 }
 
+// A gather that throws anyway loses only its own block.
+void run_gather(const std::function<void()>& gather) {
+  try {
+    gather();
+  } catch (const std::exception& error) {
+    report(std::string("a GPU counter block was not gathered: ") + error.what());
+  }
+}
+
 uint64_t monotonic_ns() {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -119,6 +128,28 @@ bool Session::merge_device_block(QpCounters* slot, const QpCounters& device_copy
   return false;
 }
 
+uint64_t Session::add_device_block(std::function<void()> gather) {
+  std::lock_guard<std::mutex> lock(gather_mutex_);
+  const uint64_t ticket = next_device_block_++;
+  device_blocks_.emplace(ticket, std::move(gather));
+  return ticket;
+}
+
+void Session::gather_device_block(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(gather_mutex_);
+  auto found = device_blocks_.find(ticket);
+  if (found == device_blocks_.end()) return;
+  std::function<void()> gather = std::move(found->second);
+  device_blocks_.erase(found);
+  run_gather(gather);
+}
+
+void Session::gather_device_blocks() {
+  std::lock_guard<std::mutex> lock(gather_mutex_);
+  for (auto& [ticket, gather] : device_blocks_) run_gather(gather);
+  device_blocks_.clear();
+}
+
 std::string Session::output_file_name() const {
   return "dissect_telemetry_" + host_name_ + "_" + std::to_string(::getuid()) + "_" +
          std::to_string(::getpid()) + ".json";
@@ -176,6 +207,7 @@ bool Session::finalize() {
   if (finalized_) return written_;
   finalized_ = true;
   stop_sampler();
+  gather_device_blocks();
   std::string path = output_path();
   try {
     WriteOutcome outcome = write_file_no_follow(config_.output_dir, output_file_name(), document());

@@ -3,7 +3,7 @@
 //
 //   dissect_gpu_experiments [--out FILE] [--engine gpu-kernel|host-thread] [--placement gpu|host]
 //                           [--layout one-gpu|two-gpus] [--runs N] [--iterations N] [--warmup N]
-//                           [--only floor|latency|ordering|inline-sweep]
+//                           [--only floor|latency|ordering|inline-sweep|proxy-latency|telemetry-rate]
 // Exits 77 with "no CUDA device: skipped" when there is no GPU.
 #include <cstdio>
 #include <cstring>
@@ -13,6 +13,8 @@
 
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "../proxy_latency.h"
+#include "../telemetry_rate.h"
 
 using namespace dissect::bench;
 
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
     else if (only == "latency") results = run_single_operation(config);
     else if (only == "ordering") results = run_ordering(config);
     else if (only == "inline-sweep") results = run_inline_sweep(config);
+    else if (only == "proxy-latency") results = run_gpu_proxy_latency(config);
+    else if (only == "telemetry-rate") results = run_gpu_telemetry_rate(config);
     else { std::fprintf(stderr, "unknown --only %s\n", only.c_str()); return 2; }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dissect_gpu_experiments: %s\n", e.what());

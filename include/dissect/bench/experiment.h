@@ -26,10 +26,12 @@ class Arguments {
   uint64_t integer(const std::string& name, uint64_t fallback, uint64_t min, uint64_t max) const;
   uint64_t power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const;
   bool flag(const std::string& name) const;  // present without a value
-  // The softnic is the only provider every experiment supports; others name themselves here.
+  // The softnic is the provider every experiment supports; a subcommand lists the others it
+  // drives (latency and rate: mlx5). A NIC provider it does not drive is refused by name.
   std::string provider(const std::vector<std::string>& supported) const;
   void check_all_used() const;  // throws naming the first flag nobody read
   const std::string& command_line() const { return command_line_; }
+  std::string subcommand() const;  // "latency" for `dissect latency --provider mlx5`
 
  private:
   std::map<std::string, std::string> values_;

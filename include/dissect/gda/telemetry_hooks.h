@@ -1,16 +1,28 @@
 // Where mini-gda calls telemetry: at post, at the doorbell, at every CQ poll, and when a CQE
 // retires a range of WQEBBs. With `qp.telemetry` null (telemetry off, or the QP has no slot) each
-// hook is one predictable branch.
+// hook is one predictable branch. The same code runs on host threads (slot in host memory) and on
+// GPU threads (slot and post_stamps in GPU memory, see telemetry/gpu_slot.h).
 //
-// Completion latency is post -> the CQE that retires the WQE (unsignalled WQEs included): the
-// post stamps a marker into the WQE's start slot of `qp.post_stamps` (1, or the post time when the
-// WQE is in the 1-in-N sample) and the poller that retires the range reads and clears it. Slots are
-// owned in turn by the submitter (until the doorbell) and by the one poller whose fetch_max moved
-// cons_idx past them, so a slot never has two writers.
+// Cost model: a post touches no counter. It writes one word, its WQE's stamp, into the WQE's start
+// slot of `qp.post_stamps` (and zero into the slots of its other WQEBBs, so that a range read later
+// never sees an earlier lap's stamp). The doorbell's ringer sums the stamps of the range it rings
+// and adds the sums with owned (single-writer) adds: one thread at a time rings a QP (the exclusive
+// submitter, or the holder of post_lock), so on the host no locked instruction is paid per WQE.
+// The poller that retires a range counts the stamps in it with one atomic add per CQE (several
+// pollers may retire disjoint ranges of a shared QP at once). Slots are written only by the
+// submitter that owns them and, for sampled WQEs, rewritten by the ringer before its doorbell;
+// pollers only read them, after the CQE, which the doorbell precedes.
+//
+// Sampling: a WQE is in the 1-in-N latency sample when its WQEBBs cover a ring index that is a
+// multiple of N. Ring indices are handed out once each, in posting order, so this selects by
+// posting position without a shared sequence counter: for one-WQEBB WQEs exactly one in N
+// (ceil(n / N) of the first n); a WQE of w WQEBBs is sampled with probability min(1, w / N).
+// Completion latency is post -> the CQE that retires the WQE (unsignalled WQEs included).
 #pragma once
 
 #include <cstdint>
 
+#include "dissect/mlx5/wqe.h"
 #include "dissect/nic/handles.h"
 #include "dissect/telemetry/counters.h"
 
@@ -24,43 +36,107 @@ inline constexpr bool TELEMETRY_COMPILED = false;
 inline constexpr bool TELEMETRY_COMPILED = true;
 #endif
 
-inline constexpr uint64_t POSTED_NOT_SAMPLED = 1;
+// The stamp a post writes:
+//   bits 0..4   WQEBBs of the WQE (1..16); nonzero marks a WQE start
+//   bits 5..6   opcode class: 1 RDMA write, 2 RDMA write with immediate, 0 other
+//   bit  7      in the latency sample
+//   bits 8..39  payload bytes
+//   bits 40..63 sampled only: post time in 16 ns units, modulo 2^24 (a 268 ms window)
+// The ringer reads its clock once when its range holds a sampled WQE, rebuilds each sampled post
+// time from it (exact to 16 ns while post -> doorbell stays under 268 ms) and rewrites the stamp:
+//   bits 0..4   WQEBBs, bit 7 sampled, bits 8..63 post time in ns modulo 2^56
+namespace post_stamp {
+inline constexpr uint64_t WQEBBS = 0x1f;
+inline constexpr uint32_t CLASS_SHIFT = 5;
+inline constexpr uint64_t CLASS_WRITE = 1;
+inline constexpr uint64_t CLASS_WRITE_IMM = 2;
+inline constexpr uint64_t SAMPLED = 1u << 7;
+inline constexpr uint32_t BYTES_SHIFT = 8;
+inline constexpr uint64_t BYTES_MAX = 0xffffffffull;
+inline constexpr uint32_t TIME_SHIFT = 40;
+inline constexpr uint32_t TIME_UNIT_SHIFT = 4;  // 16 ns
+inline constexpr uint64_t TIME_WINDOW_MASK = (uint64_t{1} << 24) - 1;
+inline constexpr uint32_t RUNG_TIME_SHIFT = 8;
+inline constexpr uint64_t RUNG_TIME_MASK = (uint64_t{1} << 56) - 1;
+
+DISSECT_HD constexpr uint64_t opcode_class(uint8_t opcode) {
+  return opcode == mlx5::MLX5_OPCODE_RDMA_WRITE       ? CLASS_WRITE
+         : opcode == mlx5::MLX5_OPCODE_RDMA_WRITE_IMM ? CLASS_WRITE_IMM
+                                                      : 0;
+}
+}  // namespace post_stamp
 
 DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64_t bytes,
                                  uint8_t opcode, uint32_t ds) {
   if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
-  const bool sampled = telemetry::on_post(qp.telemetry, telemetry::PostInfo{bytes, opcode, ds * 16});
-  uint64_t marker = POSTED_NOT_SAMPLED;
-  if (sampled) {
-    const uint64_t now = telemetry::clock_ns();
-    marker = now > POSTED_NOT_SAMPLED ? now : POSTED_NOT_SAMPLED + 1;
+  namespace ps = post_stamp;
+  const uint64_t wqebbs = mlx5::wqebbs_for_ds(ds);
+  uint64_t stamp = wqebbs | ps::opcode_class(opcode) << ps::CLASS_SHIFT |
+                   (bytes < ps::BYTES_MAX ? bytes : ps::BYTES_MAX) << ps::BYTES_SHIFT;
+  // (-start) mod N is the distance to the next multiple of N: covered when below the WQE's size.
+  if (((0 - start) & qp.telemetry->sample_mask) < wqebbs) {
+    stamp |= ps::SAMPLED | (telemetry::clock_ns() >> ps::TIME_UNIT_SHIFT) << ps::TIME_SHIFT;
   }
-  qp.post_stamps[start & qp.sq.mask()] = marker;
+  const uint64_t mask = qp.sq.mask();
+  qp.post_stamps[start & mask] = stamp;
+  for (uint64_t k = 1; k < wqebbs; ++k) qp.post_stamps[(start + k) & mask] = 0;
 }
 
-// Counts the WQEs that start in [from, to) and announces them as one doorbell.
+// The ringer announces the WQEs that start in [from, to) as one doorbell.
 DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
   if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
-  uint64_t wqes = 0;
-  for (uint64_t i = from; i < to; ++i) wqes += qp.post_stamps[i & qp.sq.mask()] != 0;
-  telemetry::on_doorbell(qp.telemetry, wqes);
+  namespace ps = post_stamp;
+  const uint64_t mask = qp.sq.mask();
+  telemetry::DoorbellTally tally;
+  uint32_t run_bucket = 0;  // payload sizes go in as runs: one add per change of size bucket
+  uint64_t run = 0;
+  uint64_t now_units = 0;
+  for (uint64_t i = from; i < to; ++i) {
+    uint64_t* slot = &qp.post_stamps[i & mask];
+    const uint64_t stamp = *slot;
+    if (stamp == 0) continue;
+    const uint64_t bytes = (stamp >> ps::BYTES_SHIFT) & ps::BYTES_MAX;
+    const uint64_t op_class = (stamp >> ps::CLASS_SHIFT) & 3;
+    ++tally.wqes;
+    tally.payload_bytes += bytes;
+    tally.wqebbs += stamp & ps::WQEBBS;
+    tally.writes += op_class == ps::CLASS_WRITE;
+    tally.write_imms += op_class == ps::CLASS_WRITE_IMM;
+    const uint32_t bucket = telemetry::payload_size_bucket(bytes);
+    if (bucket != run_bucket && run != 0) {
+      telemetry::on_rung_sizes(qp.telemetry, run_bucket, run);
+      run = 0;
+    }
+    run_bucket = bucket;
+    ++run;
+    if (stamp & ps::SAMPLED) {
+      if (now_units == 0) now_units = telemetry::clock_ns() >> ps::TIME_UNIT_SHIFT;
+      const uint64_t age = (now_units - (stamp >> ps::TIME_SHIFT)) & ps::TIME_WINDOW_MASK;
+      const uint64_t posted_ns = (now_units - age) << ps::TIME_UNIT_SHIFT;
+      *slot = (stamp & ps::WQEBBS) | ps::SAMPLED |
+              (posted_ns & ps::RUNG_TIME_MASK) << ps::RUNG_TIME_SHIFT;
+    }
+  }
+  if (run != 0) telemetry::on_rung_sizes(qp.telemetry, run_bucket, run);
+  telemetry::on_rung(qp.telemetry, tally);
 }
 
 // One CQE retired [from, to): each WQE that starts there is completed, the sampled ones with
 // their latency; the counts go in with one add each.
 DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
   if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
+  namespace ps = post_stamp;
+  const uint64_t mask = qp.sq.mask();
   uint64_t wqes = 0;
   uint64_t now = 0;
   for (uint64_t i = from; i < to; ++i) {
-    uint64_t* slot = &qp.post_stamps[i & qp.sq.mask()];
-    const uint64_t marker = *slot;
-    if (marker == 0) continue;
-    *slot = 0;
+    const uint64_t stamp = qp.post_stamps[i & mask];
+    if (stamp == 0) continue;
     ++wqes;
-    if (marker != POSTED_NOT_SAMPLED) {
+    if (stamp & ps::SAMPLED) {
       if (now == 0) now = telemetry::clock_ns();
-      telemetry::record_latency_sample(qp.telemetry, now > marker ? now - marker : 0);
+      const uint64_t latency = (now - (stamp >> ps::RUNG_TIME_SHIFT)) & ps::RUNG_TIME_MASK;
+      telemetry::record_latency_sample(qp.telemetry, latency);
     }
   }
   telemetry::on_completions(qp.telemetry, wqes, 1);

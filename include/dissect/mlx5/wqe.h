@@ -152,6 +152,25 @@ DISSECT_HD inline void set_atomic_fetch_add_seg(mlx5_wqe_atomic_seg* seg, uint64
   seg->compare = be64{0};
 }
 
+// DC address vector (DCI only; follows the control segment). Same bytes as rdma-core's
+// mlx5_send_wr_set_dc_addr: the route (an address handle's AV, or one built on the host) copied
+// whole, then the target DCT number with the extended-AV bit and the DCT's access key.
+DISSECT_HD inline void set_dc_av_seg(mlx5_wqe_av* seg, const mlx5_wqe_av& route, uint32_t dctn,
+                                     uint64_t dc_key) {
+  *seg = route;
+  seg->dqp_dct = be32::from_host((dctn & 0xffffff) | MLX5_EXTENDED_UD_AV);
+  seg->dc_key = be64::from_host(dc_key);
+}
+// Compact form (16 B): the extended bit clear tells the NIC no GRH/MAC part follows; valid only
+// for InfiniBand without a GRH and with hca_cap.compact_address_vector (research/gda.md §1.9).
+DISSECT_HD inline void set_dc_av_compact_seg(mlx5_wqe_av_compact* seg,
+                                             const mlx5_wqe_av_compact& route, uint32_t dctn,
+                                             uint64_t dc_key) {
+  *seg = route;
+  seg->dqp_dct = be32::from_host(dctn & 0xffffff);
+  seg->dc_key = be64::from_host(dc_key);
+}
+
 // --- field accessors ---
 DISSECT_HD constexpr uint8_t ctrl_opcode(const mlx5_wqe_ctrl_seg& c) {
   return static_cast<uint8_t>(c.opmod_idx_opcode.value() & 0xff);
@@ -184,6 +203,15 @@ DISSECT_HD constexpr uint32_t rc_write_inline_ds(uint32_t length) { return 2 + i
 inline constexpr uint32_t RC_FETCH_ADD_DS = 4;
 // Largest RC inline write payload that fits the 6-bit ds: 63 DS = 1008 B - 32 - 4.
 inline constexpr uint32_t RC_MAX_INLINE_BY_DS = MLX5_MAX_DS * MLX5_SEND_WQE_DS - 32 - 4;
+
+// DC RDMA WRITE sizes in DS: ctrl + AV (3 full, 1 compact) + raddr + data. The full form takes
+// 96 B = two WQEBBs, the compact form one (research/gda.md §5.2).
+inline constexpr uint32_t DC_AV_DS = sizeof(mlx5_wqe_av) / MLX5_SEND_WQE_DS;
+inline constexpr uint32_t DC_AV_COMPACT_DS = sizeof(mlx5_wqe_av_compact) / MLX5_SEND_WQE_DS;
+inline constexpr uint32_t DC_WRITE_DS = 1 + DC_AV_DS + 2;
+inline constexpr uint32_t DC_WRITE_COMPACT_DS = 1 + DC_AV_COMPACT_DS + 2;
+static_assert(DC_WRITE_DS == 6 && wqebbs_for_ds(DC_WRITE_DS) == 2);
+static_assert(DC_WRITE_COMPACT_DS == 4 && wqebbs_for_ds(DC_WRITE_COMPACT_DS) == 1);
 
 static_assert(rc_write_inline_ds(12) == 3 && rc_write_inline_ds(13) == 4 &&
               rc_write_inline_ds(28) == 4 && rc_write_inline_ds(29) == 5);

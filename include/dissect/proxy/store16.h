@@ -30,6 +30,21 @@ DISSECT_HD inline void store_descriptor_release(Descriptor* slot, const Descript
 #endif
 }
 
+// One posted 16-byte store with no ordering of its own: the tuned handoff's descriptor when the
+// payload it names is already visible to the system (handoff.h, order_payloads()).
+//   device: one st.global.relaxed.sys.v2.u64 — one PCIe write TLP the SM does not wait for.
+//   host:   two relaxed stores; the phase in both words (descriptor.h) covers a torn read.
+DISSECT_HD inline void store_descriptor_posted(Descriptor* slot, const Descriptor& d) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(slot), "l"(d.word0),
+               "l"(d.word1)
+               : "memory");
+#else
+  __atomic_store_n(&slot->word0, d.word0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->word1, d.word1, __ATOMIC_RELAXED);
+#endif
+}
+
 // Two stores with no ordering of their own (the baseline publishes with a separate ready flag).
 DISSECT_HD inline void store_descriptor_relaxed(Descriptor* slot, const Descriptor& d) {
   store_relaxed<Scope::system>(&slot->word0, d.word0);

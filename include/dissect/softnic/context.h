@@ -48,12 +48,25 @@ struct ModelCounters {
 
 struct NicTables;
 
+// Where the connected QP's NIC lives, as this engine reaches it. Every pointer of the remote side
+// (its NicTables, their mrs / qps arrays, the responder's receive queue and CQ, MR addresses and a
+// WQE's raddr) is an address in the owner's process. In-process peers share the address space:
+// all zero. A peer in another process exported one arena (softnic/ipc.h): its pointers are valid
+// only inside [base, base + bytes) of the owner's space, and this engine reaches them at
+// address + delta (modulo 2^64), through the CUDA IPC mapping.
+struct RemoteWindow {
+  uint64_t base;   // owner-space start of the exported arena; 0 = same address space
+  uint64_t bytes;  // 0 = same address space: no bound beyond the MR's
+  uint64_t delta;  // this process's mapping of the arena minus `base`
+};
+
 struct QpContext {
   uint32_t qpn;
   uint32_t state;  // QpState; RTS is published last with a release store
   uint32_t pd;
   uint32_t remote_qp_index;     // index of the connected QP in `remote_nic`'s table
-  NicTables* remote_nic;      // the NIC that owns the connected QP (may be this one)
+  NicTables* remote_nic;      // the NIC that owns the connected QP (may be this one), owner space
+  RemoteWindow remote_window;   // how to reach `remote_nic` and everything it points to
   mlx5::send_ring sq;
   mlx5::mlx5_qp_dbrec* dbrec;
   uint64_t* doorbell;           // the UAR register this QP's submitter stores to
@@ -84,5 +97,6 @@ inline constexpr uint64_t MAX_MESSAGE_BYTES = 1ull << 31;  // 2 GiB, the mlx5 ma
 
 static_assert(std::is_trivially_copyable_v<QpContext>);
 static_assert(std::is_trivially_copyable_v<NicTables>);
+static_assert(std::is_trivially_copyable_v<RemoteWindow>);
 
 }  // namespace dissect::softnic

@@ -11,7 +11,12 @@
 //   message over 2 GiB                                          -> LOCAL_LENGTH_ERR  (0x01)
 //   bad rkey, remote bound, missing remote permission, misaligned atomic -> REMOTE_ACCESS_ERR (0x13)
 //   WRITE WITH IMM with no receive WQE posted at the responder  -> RNR_RETRY_EXC_ERR (0x16)
+//   WRITE WITH IMM to a responder whose RQ / receive CQ the engine cannot reach (another
+//   process's host memory)                                     -> REMOTE_OP_ERR     (0x14)
 //   any WQE after the QP entered the error state                -> WR_FLUSH_ERR      (0x05)
+// A remote side in another process is reached through its RemoteWindow (context.h): the checks run
+// on owner-space addresses, exactly as the owner's engine would run them, and only the final
+// access goes through the translated address.
 #pragma once
 
 #include <cstdint>
@@ -50,10 +55,26 @@ DISSECT_HD inline void copy_bytes(void* destination, const void* source, uint64_
 #endif
 }
 
-DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key) {
+// `owner_address` (an address in the process that owns it) as this engine reaches it.
+template <typename T>
+DISSECT_HD inline T* through(const RemoteWindow& window, T* owner_address) {
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(owner_address) + window.delta);
+}
+
+// True when [address, address + length) of the owner's space lies inside the window: memory of
+// another process outside its exported arena is not mapped here, so an MR there cannot be reached.
+DISSECT_HD inline bool window_covers(const RemoteWindow& window, uint64_t address,
+                                     uint64_t length) {
+  return window.bytes == 0 || (address >= window.base && length <= window.bytes &&
+                               address - window.base <= window.bytes - length);
+}
+
+// `delta`: the RemoteWindow's, when `nic` is another process's tables (their `mrs` pointer is in
+// the owner's space).
+DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key, uint64_t delta = 0) {
   const uint32_t index = key >> 8;
   if (index >= nic.mr_capacity) return nullptr;
-  const MrEntry* entry = &nic.mrs[index];
+  const MrEntry* entry = &through(RemoteWindow{0, 0, delta}, nic.mrs)[index];
   if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) == 0) return nullptr;
   return entry->key == key ? entry : nullptr;
 }
@@ -66,8 +87,8 @@ DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t l
 // 0 when `key` names a region of protection domain `pd` covering [address, address + length)
 // with every flag of `access`.
 DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t key, uint64_t address,
-                                  uint64_t length, uint32_t access) {
-  const MrEntry* entry = find_mr(nic, key);
+                                  uint64_t length, uint32_t access, uint64_t delta = 0) {
+  const MrEntry* entry = find_mr(nic, key, delta);
   return entry != nullptr && entry->pd == pd && (entry->access & access) == access &&
          covers(*entry, address, length);
 }
@@ -76,8 +97,10 @@ DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t ke
 // signature | op_own) in one release store, so a poller that acquires that word and sees the new
 // owner bit sees the whole entry (rdma-core reads op_own, then rmb()). The poller reads the same
 // 4-byte word (gda/completion.h), so writer and reader agree on one atomic object.
-DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode) {
-  mlx5::mlx5_cqe64* slot = &cq.cqes[cq.produced & (cq.cqe_count - 1)];
+// `window`: the responder's, when `cq` belongs to a QP of another process.
+DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
+                                 const RemoteWindow& window = RemoteWindow{}) {
+  mlx5::mlx5_cqe64* slot = &through(window, cq.cqes)[cq.produced & (cq.cqe_count - 1)];
   const uint8_t op_own = mlx5::make_op_own(cqe_opcode, cq.produced, cq.cqe_count);
   uint64_t* words = reinterpret_cast<uint64_t*>(slot);
   const uint64_t* source = reinterpret_cast<const uint64_t*>(&cqe);
@@ -116,10 +139,11 @@ DISSECT_HD inline void complete_requester(QpContext& qp, uint64_t wqe_start,
 
 // Receive WQEs the responder has posted and the NIC has not consumed (its RQ doorbell record
 // holds the 16-bit producer counter).
-DISSECT_HD inline uint32_t receive_wqes_available(QpContext& responder) {
+DISSECT_HD inline uint32_t receive_wqes_available(QpContext& responder,
+                                                  const RemoteWindow& window = RemoteWindow{}) {
   if (responder.rq == nullptr) return 0;
-  const mlx5::be32 posted =
-      mlx5::be32::from_raw(load_acquire<Scope::system>(&responder.dbrec->rcv_counter.raw));
+  const mlx5::be32 posted = mlx5::be32::from_raw(
+      load_acquire<Scope::system>(&through(window, responder.dbrec)->rcv_counter.raw));
   const uint16_t available = static_cast<uint16_t>(
       static_cast<uint16_t>(posted.value()) - static_cast<uint16_t>(responder.rq_consumer));
   return available <= responder.rq_wqe_count ? available : 0;
@@ -128,14 +152,15 @@ DISSECT_HD inline uint32_t receive_wqes_available(QpContext& responder) {
 // The responder half of WRITE WITH IMM, after the payload has landed: consume one receive WQE and
 // report the immediate, so the responder's CQE never precedes the data it announces.
 DISSECT_HD inline void deliver_immediate(QpContext& responder, mlx5::be32 immediate,
-                                         uint64_t bytes) {
+                                         uint64_t bytes,
+                                         const RemoteWindow& window = RemoteWindow{}) {
   mlx5::mlx5_cqe64 cqe{};
   cqe.imm_inval_pkey = immediate;
   cqe.byte_cnt = mlx5::be32::from_host(static_cast<uint32_t>(bytes));
   cqe.sop_drop_qpn = mlx5::be32::from_host(responder.qpn);
   cqe.wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(responder.rq_consumer));
   cqe.timestamp = mlx5::be64::from_host(now_ns());
-  write_cqe(responder.recv_cq, cqe, mlx5::MLX5_CQE_RESP_WR_IMM);
+  write_cqe(responder.recv_cq, cqe, mlx5::MLX5_CQE_RESP_WR_IMM, window);
   ++responder.rq_consumer;
   ++responder.counters.cqes_written;
 }
@@ -167,16 +192,26 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
     }
   }
   if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-  NicTables& remote_nic = *qp.remote_nic;
-  QpContext& responder = remote_nic.qps[qp.remote_qp_index];
-  if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/)) {
+  const RemoteWindow& window = qp.remote_window;
+  NicTables& remote_nic = *through(window, qp.remote_nic);
+  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
+  if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
+                  window.delta) ||
+      !window_covers(window, remote_address, length)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
   const bool with_immediate = ctrl_opcode(ctrl) == MLX5_OPCODE_RDMA_WRITE_IMM;
-  if (with_immediate && receive_wqes_available(responder) == 0) {
+  if (with_immediate && responder.rq != nullptr &&
+      (!window_covers(window, reinterpret_cast<uintptr_t>(responder.dbrec),
+                      sizeof(mlx5::mlx5_qp_dbrec)) ||
+       !window_covers(window, reinterpret_cast<uintptr_t>(responder.recv_cq.cqes),
+                      uint64_t{responder.recv_cq.cqe_count} * MLX5_CQE_SIZE))) {
+    return MLX5_CQE_SYNDROME_REMOTE_OP_ERR;
+  }
+  if (with_immediate && receive_wqes_available(responder, window) == 0) {
     return MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
   }
-  uint8_t* out = reinterpret_cast<uint8_t*>(remote_address);
+  uint8_t* out = through(window, reinterpret_cast<uint8_t*>(remote_address));
   if (is_inline) {
     copy_from_wqe(qp.sq, start, 2 * MLX5_SEND_WQE_DS + 4, out, static_cast<uint32_t>(length));
   } else {
@@ -187,7 +222,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
       out += count;
     }
   }
-  if (with_immediate) deliver_immediate(responder, ctrl.imm, length);
+  if (with_immediate) deliver_immediate(responder, ctrl.imm, length, window);
   responder.counters.rx_bytes += length;
   ++responder.counters.rx_packets;
   *bytes = length;
@@ -207,16 +242,18 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
   if (!key_allows(local, qp.pd, data->lkey.value(), result_address, 8, 1 /*LOCAL_WRITE*/)) {
     return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
   }
-  NicTables& remote_nic = *qp.remote_nic;
-  QpContext& responder = remote_nic.qps[qp.remote_qp_index];
+  const RemoteWindow& window = qp.remote_window;
+  NicTables& remote_nic = *through(window, qp.remote_nic);
+  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
   if ((remote_address & 7) != 0 ||
       !key_allows(remote_nic, responder.pd, raddr->rkey.value(), remote_address, 8,
-                  8 /*REMOTE_ATOMIC*/)) {
+                  8 /*REMOTE_ATOMIC*/, window.delta) ||
+      !window_covers(window, remote_address, 8)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
   // Host byte order at the target, as ConnectX with atomic_req_8B_endianness_mode = 1.
-  const uint64_t old = fetch_add<Scope::system>(reinterpret_cast<uint64_t*>(remote_address),
-                                                atomic->swap_add.value());
+  const uint64_t old = fetch_add<Scope::system>(
+      through(window, reinterpret_cast<uint64_t*>(remote_address)), atomic->swap_add.value());
   *reinterpret_cast<uint64_t*>(result_address) = old;
   *bytes = 8;
   return 0;

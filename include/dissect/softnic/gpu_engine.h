@@ -51,6 +51,7 @@
 
 #include "dissect/nic/nic.h"
 #include "dissect/softnic/context.h"
+#include "dissect/softnic/ipc.h"
 #include "dissect/softnic/softnic.h"
 
 namespace dissect::softnic {
@@ -83,7 +84,13 @@ struct GpuSoftNicOptions {
   // the device to go idle: behind a running engine that never happens (measured on the H200:
   // any kernel with a local array hung while the engine ran). preload_kernel() checks it.
   size_t local_memory_reserve = 8192;
+  // > 0: tables, GPU-placed queues and allocate(..., Placement::gpu) come from one exportable
+  // cudaMalloc arena of this many bytes, so another process can connect (softnic/ipc.h). GPU
+  // engine only.
+  size_t ipc_arena_bytes = 0;
 };
+
+class IpcArena;
 
 // Sets CUDA_MODULE_LOADING=EAGER (unless already EAGER) and initialises the runtime. Returns the
 // device count; 0 (and no exception) when there is no usable CUDA device.
@@ -114,6 +121,10 @@ class GpuSoftNic : public nic::Nic {
   // Returns once the engine has finished the WQE it was executing; throws (with the engine's
   // status) if it does not exit within `timeout_ns`.
   void stop(uint64_t timeout_ns = 5'000'000'000ull);
+  // With the engine stopped: runs the engine kernel until one pass over every QP finds no work.
+  // For tools that serialise kernel launches (compute-sanitizer), under which a persistent engine
+  // and a submitter kernel never run together: post from one kernel, drain(), poll from the next.
+  void drain(uint64_t timeout_ns = 30'000'000'000ull);
   bool running() const { return running_.load(std::memory_order_acquire); }
 
   EngineKind engine() const { return options_.engine; }
@@ -129,6 +140,16 @@ class GpuSoftNic : public nic::Nic {
 
   static GpuSoftNic& find(uint32_t nic_id);
 
+  // Cross-process connections (softnic/ipc.h). ipc_export throws unless ipc_arena_bytes > 0.
+  // import_peer maps a peer process's arena on this NIC's device (the engine is stopped around
+  // the open) and returns an id to put in nic::QpEndpoint::nic_id when connecting this NIC's QPs
+  // to that peer's QPs; importing the same arena again returns the same id. close_imports stops
+  // the engine for good and unmaps every imported arena: call it once every peer's engine has
+  // stopped, before any peer destroys its NIC. The destructor calls it too.
+  IpcExport ipc_export() const;
+  uint32_t import_peer(const IpcExport& peer);
+  void close_imports();
+
   // Control path used by the PD / QP objects (public for them; not for users).
   uint32_t allocate_mr_slot();
   uint32_t allocate_qp_slot();
@@ -138,6 +159,15 @@ class GpuSoftNic : public nic::Nic {
   void publish_qp_state(uint32_t index, uint32_t state);
   const MrEntry& shadow_mr(uint32_t index) const { return shadow_mrs_[index]; }
   void upload(void* engine_address, const void* source, size_t bytes);  // ordered, waits
+  // A peer process's arena mapped on this NIC's device, under its alias id (import_peer).
+  struct Import {
+    uint32_t alias;
+    IpcExport peer;
+    void* mapped;         // this process's address of the peer's arena
+    RemoteWindow window;  // what a QpContext connected to that peer carries
+    NicTables tables;     // the peer's table header when imported (its QPs exist by then)
+  };
+  const Import* find_import(uint32_t alias) const;  // null when `alias` names no import
 
  private:
   void watchdog_loop();
@@ -165,6 +195,13 @@ class GpuSoftNic : public nic::Nic {
   std::thread watchdog_;
   std::atomic<bool> watchdog_stop_{false};
   std::vector<std::pair<void*, nic::Placement>> allocations_;
+
+  // Cross-process (gpu_ipc.cu).
+  void open_ipc_arena();
+  std::unique_ptr<IpcArena> arena_;   // null unless options_.ipc_arena_bytes > 0
+  uint8_t ipc_handle_[64] = {};       // cudaIpcMemHandle_t of the arena
+  std::vector<Import> imports_;
+  bool imports_closed_ = false;
 };
 
 }  // namespace dissect::softnic

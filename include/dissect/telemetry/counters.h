@@ -8,13 +8,16 @@
 //   keeps the pointer next to the QP. Nothing on the data path looks a slot up.
 // - Null slot: every hook takes the block by pointer and returns at once on null. A QP that got no
 //   slot (telemetry off, or the tables were full) therefore never tests anything before calling.
-// - Threads: any number of threads may update one block concurrently. Every update is a relaxed
-//   atomic read-modify-write: the counters are only read after the traffic is over (at finalise,
-//   or by the sampler, which tolerates a count that is a few WQEs stale), so no ordering against
-//   other memory is needed, only indivisibility.
-// - GPU memory: a block in GPU memory is updated with device-scope atomics and must be copied back
-//   (cudaMemcpy) after the kernels that use it have finished, then folded into the host slot with
-//   merge_from(). A block in host-mapped memory updated by the GPU while the host also updates it
+// - Threads: any number of threads may update one block concurrently through the per-event hooks
+//   (on_post, on_doorbell, on_completion*, ...): each update is a relaxed atomic read-modify-write.
+//   The counters are only read after the traffic is over (at finalise, or by the sampler, which
+//   tolerates a count that is a few WQEs stale), so no ordering against other memory is needed,
+//   only indivisibility. on_rung() / on_rung_sizes() are the exception: their fields have one
+//   writer (the QP's ringer) and are updated without a locked instruction; mini-gda uses them
+//   (gda/telemetry_hooks.h) and a block fed by them must not also be fed by on_post/on_doorbell.
+// - GPU memory: a block in GPU memory is updated with device-scope atomics and copied back when
+//   the PE finalises, then folded into the host slot with merge_from(); telemetry/gpu_slot.h does
+//   both for a QP. A block in host-mapped memory updated by the GPU while the host also updates it
 //   is not supported (device-scope atomics do not order against host atomics).
 // - Latency: on_post() says whether this WQE is in the 1-in-N latency sample. Only then does the
 //   caller read its clock and keep the stamp with the WQE (a zero stamp means "not sampled").
@@ -58,7 +61,7 @@ struct alignas(64) QpCounters {
   uint64_t reserved1[2];
 
   // --- counters (every field an event count, bytes, or an extreme) ---
-  uint64_t num_wqe_sent;       // send WQEs posted; its pre-increment value selects the latency sample
+  uint64_t num_wqe_sent;       // send WQEs posted (mini-gda: counted when rung)
   uint64_t num_recv_wqe;       // receive WQEs posted
   uint64_t num_wqe_rcvd;       // CQEs drained from the CQ, send and receive alike
   uint64_t num_wqe_completed;  // CQEs matched to a posting of ours
@@ -134,6 +137,34 @@ DISSECT_HD inline void relaxed_max(uint64_t* target, uint64_t value) {
   while (value > seen &&
          !__atomic_compare_exchange_n(target, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
+#endif
+}
+
+// An add by the field's only writer (readers use relaxed loads). On the host a relaxed load and
+// store: no lock prefix, which is what makes it cheaper than relaxed_fetch_add. On the GPU an
+// atomicAdd whose result is unused compiles to a fire-and-forget RED, cheaper than a load that
+// waits for L2 and then a store.
+DISSECT_HD inline void owned_add(uint64_t* target, uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicAdd(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
+#else
+  __atomic_store_n(target, __atomic_load_n(target, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
+#endif
+}
+
+DISSECT_HD inline void owned_min(uint64_t* target, uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
+#else
+  if (value < __atomic_load_n(target, __ATOMIC_RELAXED)) __atomic_store_n(target, value, __ATOMIC_RELAXED);
+#endif
+}
+
+DISSECT_HD inline void owned_max(uint64_t* target, uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
+#else
+  if (value > __atomic_load_n(target, __ATOMIC_RELAXED)) __atomic_store_n(target, value, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -220,6 +251,42 @@ DISSECT_HD inline void on_doorbell(QpCounters* qp, uint64_t wqes) {
   detail::relaxed_fetch_add(&qp->doorbell_wqes, wqes);
   detail::relaxed_min(&qp->doorbell_wqes_min, wqes);
   detail::relaxed_max(&qp->doorbell_wqes_max, wqes);
+}
+
+// What one doorbell announced, summed by its ringer over the WQEs it covers.
+struct DoorbellTally {
+  uint64_t wqes = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t wqebbs = 0;
+  uint64_t writes = 0;      // MLX5_OPCODE_RDMA_WRITE
+  uint64_t write_imms = 0;  // MLX5_OPCODE_RDMA_WRITE_IMM
+};
+
+// The batch form of on_post() + on_doorbell(), for a transport whose doorbells on one QP are rung
+// by one thread at a time (mini-gda: the exclusive submitter, or the holder of post_lock). It
+// counts the posts when they are rung, with owned (single-writer) adds: no locked instruction per
+// WQE on the host. A slot updated through this hook must not also be updated through on_post() or
+// on_doorbell() (their atomic adds would race with the owned ones). The payload-size histogram is
+// fed by on_rung_size() from the same thread.
+DISSECT_HD inline void on_rung(QpCounters* qp, const DoorbellTally& t) {
+  if (qp == nullptr) return;
+  detail::owned_add(&qp->num_wqe_sent, t.wqes);
+  detail::owned_add(&qp->doorbell_wqes, t.wqes);
+  detail::owned_add(&qp->num_doorbells, 1);
+  detail::owned_min(&qp->doorbell_wqes_min, t.wqes);
+  detail::owned_max(&qp->doorbell_wqes_max, t.wqes);
+  detail::owned_add(&qp->tx_bytes, t.payload_bytes);
+  detail::owned_add(&qp->num_wqebb, t.wqebbs);
+  if (t.writes != 0) detail::owned_add(&qp->num_write_wqe, t.writes);
+  if (t.write_imms != 0) detail::owned_add(&qp->num_write_imm_wqe, t.write_imms);
+}
+
+// `wqes` rung WQEs whose payload falls in size bucket `bucket` (payload_size_bucket()); same
+// thread and rules as on_rung().
+DISSECT_HD inline uint32_t payload_size_bucket(uint64_t bytes) { return detail::size_bucket(bytes); }
+DISSECT_HD inline void on_rung_sizes(QpCounters* qp, uint32_t bucket, uint64_t wqes) {
+  if (qp == nullptr) return;
+  detail::owned_add(&qp->wqe_size_histogram[bucket], wqes);
 }
 
 // A CQE for one of our send WQEs that was not in the latency sample.

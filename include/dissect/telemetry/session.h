@@ -11,11 +11,15 @@
 //   reported as one stderr line naming what failed and why, and telemetry carries on degraded.
 // - Threads: every member function is thread-safe.
 // - GPU path: a transport that ran its hooks on a GPU copy of a slot (fresh_copy(), cudaMemcpy)
-//   copies the block back once its kernels are done and calls merge_device_block() before finalize.
+//   registers how to copy it back (add_device_block(); telemetry/gpu_slot.h does all of it). The
+//   copy runs once: when the PE finalises (finalize(), before the file is written) or earlier,
+//   through gather_device_block(), when the block is about to be freed.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,6 +66,13 @@ class Session {
   QpTelemetry track_qp(int device_id, uint32_t channel_id, uint32_t qp_number);
   // Folds a block copied back from the GPU into its host slot. False (reported) on a shape mismatch.
   bool merge_device_block(QpCounters* slot, const QpCounters& device_copy);
+  // `gather` copies one GPU block back and merges it (merge_device_block); it must not throw.
+  // Returns the ticket gather_device_block() takes.
+  uint64_t add_device_block(std::function<void()> gather);
+  // Runs that block's gather now unless it already ran, and forgets it.
+  void gather_device_block(uint64_t ticket);
+  // Runs every gather not yet run; finalize() calls it before writing the file.
+  void gather_device_blocks();
 
   std::string output_file_name() const;  // dissect_telemetry_<hostname>_<uid>_<pid>.json
   std::string output_path() const;
@@ -86,6 +97,9 @@ class Session {
   std::vector<std::unique_ptr<HwCounterTracker>> trackers_;  // index = device id
   std::vector<HwSample> samples_;
   std::unique_ptr<PeriodicThread> sampler_;
+  std::mutex gather_mutex_;  // held while a gather runs, so finalize never writes half a merge
+  std::map<uint64_t, std::function<void()>> device_blocks_;
+  uint64_t next_device_block_ = 1;
   std::mutex finalize_mutex_;
   bool finalized_ = false;
   bool written_ = false;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "dissect/providers/mlx5/dc.h"
 #include "dissect/providers/mlx5/doorbell_forwarder.h"
 #include "dissect/providers/mlx5/mlx5_provider.h"
 #include "dissect/providers/mlx5/rc_connect.h"
@@ -26,7 +27,15 @@ struct Device {
   // Local half of RcConnectParams: port, MTU, GID index; the remote half comes from `remote`.
   RcConnectParams connect_params(const nic::QpEndpoint& remote) const;
   nic::QpEndpoint local_endpoint(uint32_t qpn) const;
+  // A DCI's local path (no remote half: dc_commands.h).
+  DciConnectParams dci_params() const;
+  // What a peer needs to reach DCT `dctn` on this port.
+  DcTarget local_dc_target(uint32_t dctn, uint64_t dc_key) const;
 };
+
+// The AV a DCI on `device` puts in each WQE towards `target`; on RoCE the next hop's MAC and the
+// UDP source port come from an address handle, as the RC path reads them (dc.cpp).
+mlx5::mlx5_wqe_av route_to(const Device& device, const DcTarget& target);
 
 std::shared_ptr<Device> open_device(const Mlx5Options& options);
 

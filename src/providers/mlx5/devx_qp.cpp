@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "dissect/providers/mlx5/devx_commands.h"
+#include "dissect/providers/mlx5/dc.h"
 #include "dissect/providers/mlx5/error.h"
 #include "dissect/providers/mlx5/gpu_memory.h"
 #include "dissect/providers/mlx5/qp_attr.h"
@@ -77,8 +77,10 @@ uint32_t object_number(const PrmBuffer<cmd_out::bits>& out) {
 
 class DevxQueuePair : public nic::QueuePair {
  public:
-  DevxQueuePair(std::shared_ptr<Device> device, ibv_pd* pd, const nic::QpAttributes& a)
-      : device_(std::move(device)), max_inline_(a.max_inline) {
+  // `st`: MLX5_QPC_ST_RC, or MLX5_QPC_ST_DCI for a DC initiator (same queues, other QPC).
+  DevxQueuePair(std::shared_ptr<Device> device, ibv_pd* pd, const nic::QpAttributes& a,
+                uint8_t st)
+      : device_(std::move(device)), max_inline_(a.max_inline), st_(st) {
     nic::check_queue_depth("sq_wqebbs", a.sq_wqebbs, mlx5::MLX5_MAX_SQ_WQEBBS);
     if (a.rq_wqes != 0) {
       throw VerbsError("create_qp(placement=gpu, rq_wqes>0): receive queues are host-only for now",
@@ -109,6 +111,8 @@ class DevxQueuePair : public nic::QueuePair {
   nic::RecvQueueHandle recv_handle() const override { return nic::RecvQueueHandle{}; }
   nic::QpEndpoint endpoint() const override { return device_->local_endpoint(qpn_); }
   void connect(const nic::QpEndpoint& remote) override;
+  // DCI: RESET->INIT->RTR->RTS with no remote (dc_commands.h).
+  void activate_dci(const DciConnectParams& p);
 
  private:
   uint32_t query_pdn(ibv_pd* pd) {
@@ -126,6 +130,7 @@ class DevxQueuePair : public nic::QueuePair {
 
   std::shared_ptr<Device> device_;
   uint32_t max_inline_;
+  uint8_t st_;
   uint32_t pdn_ = 0;
   UarPtr uar_;
   GpuUmem cq_buffer_;  // CQEs followed by the CQ DBR on its own 64 B line
@@ -189,11 +194,14 @@ void DevxQueuePair::create_qp(uint32_t wqebbs) {
   p.wq_umem_id = sq_buffer_.umem->umem_id;
   p.dbr_umem_id = dbr_umem_->umem_id;
   p.dbr_offset = 0;
-  const CreateQpIn in = build_create_qp_in(p);
+  const bool dci = st_ == MLX5_QPC_ST_DCI;
+  const CreateQpIn in = dci ? build_create_dci_in(DciCreateParams{p, 0}) : build_create_qp_in(p);
   CreateQpOut out;
   qp_.reset(mlx5dv_devx_obj_create(device_->context.get(), in.data(), in.bytes, out.data(),
                                    out.bytes));
-  check_verbs(qp_ != nullptr, "mlx5dv_devx_obj_create(CREATE_QP)", device_->name);
+  const char* call =
+      dci ? "mlx5dv_devx_obj_create(CREATE_QP st=DCI)" : "mlx5dv_devx_obj_create(CREATE_QP)";
+  check_verbs(qp_ != nullptr, call, device_->name);
   qpn_ = object_number(out);
 }
 
@@ -203,7 +211,17 @@ void DevxQueuePair::modify(const ModifyQpIn& in, const char* step) {
                  step, device_->name + " QP " + std::to_string(qpn_));
 }
 
+void DevxQueuePair::activate_dci(const DciConnectParams& p) {
+  modify(build_rst2init_dci_in(qpn_, p), "mlx5dv_devx_obj_modify(RST2INIT_QP, DCI)");
+  modify(build_init2rtr_dci_in(qpn_, p), "mlx5dv_devx_obj_modify(INIT2RTR_QP, DCI)");
+  modify(build_rtr2rts_dci_in(qpn_, p), "mlx5dv_devx_obj_modify(RTR2RTS_QP, DCI)");
+}
+
 void DevxQueuePair::connect(const nic::QpEndpoint& remote) {
+  if (st_ == MLX5_QPC_ST_DCI) {
+    throw InvalidArgument(device_->name + " QP " + std::to_string(qpn_) +
+                          " is a DCI: it has no peer to connect to (use Dci::activate)");
+  }
   const RcConnectParams p = device_->connect_params(remote);
   uint8_t rmac[6] = {};
   uint16_t udp_sport = 0;
@@ -246,15 +264,46 @@ void DevxQueuePair::expose() {
   handle_.telemetry = nullptr;
 }
 
+void require_cuda(const Device& device, const char* call) {
+  if (!cuda_available()) {
+    throw VerbsError(call, ENOTSUP,
+                     device.name + ": GPU-resident queues need a CUDA build and a GPU");
+  }
+}
+
+class DevxDci : public Dci {
+ public:
+  DevxDci(std::shared_ptr<Device> device, ibv_pd* pd, const nic::QpAttributes& a)
+      : device_(device), qp_(std::move(device), pd, a, MLX5_QPC_ST_DCI) {}
+  uint32_t qpn() const override { return qp_.qpn(); }
+  nic::QpHandle handle() const override { return qp_.handle(); }
+  void activate() override { qp_.activate_dci(device_->dci_params()); }
+  mlx5::mlx5_wqe_av address_vector(const DcTarget& target) const override {
+    return route_to(*device_, target);
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+  DevxQueuePair qp_;
+};
+
 }  // namespace
 
 std::unique_ptr<nic::QueuePair> create_devx_qp(std::shared_ptr<Device> device, ibv_pd* pd,
                                                const nic::QpAttributes& attributes) {
-  if (!cuda_available()) {
-    throw VerbsError("create_qp(placement=gpu)", ENOTSUP,
-                     device->name + ": GPU-resident queues need a CUDA build and a GPU");
+  require_cuda(*device, "create_qp(placement=gpu)");
+  return std::make_unique<DevxQueuePair>(std::move(device), pd, attributes, MLX5_QPC_ST_RC);
+}
+
+std::unique_ptr<Dci> create_devx_dci(std::shared_ptr<Device> device, ibv_pd* pd,
+                                     const nic::QpAttributes& attributes) {
+  require_cuda(*device, "create_dci");
+  if (attributes.placement != nic::Placement::gpu) {
+    throw InvalidArgument(device->name +
+                          ": create_dci(placement=host): DCI queues are GPU-resident only "
+                          "(DEVX umems in GPU memory, Route A)");
   }
-  return std::make_unique<DevxQueuePair>(std::move(device), pd, attributes);
+  return std::make_unique<DevxDci>(std::move(device), pd, attributes);
 }
 
 }  // namespace dissect::mlx5provider

@@ -42,6 +42,9 @@ class Mlx5ProtectionDomain : public nic::ProtectionDomain {
     return create_host_qp(device_, pd_.get(), attributes);
   }
 
+  const std::shared_ptr<Device>& device() const { return device_; }
+  ibv_pd* pd() const { return pd_.get(); }
+
  private:
   ibv_mr* register_region(void* address, size_t length, int access) {
     const std::string object = device_->name + " MR at " + hex(reinterpret_cast<uintptr_t>(address));
@@ -112,6 +115,14 @@ bool is_gpu_pointer(void* address) {
 }
 
 }  // namespace
+
+PdParts mlx5_pd_parts(nic::ProtectionDomain& pd) {
+  auto* mlx5_pd = dynamic_cast<Mlx5ProtectionDomain*>(&pd);
+  if (mlx5_pd == nullptr) {
+    throw InvalidArgument("DC objects need a protection domain of the mlx5 provider");
+  }
+  return PdParts{mlx5_pd->device(), mlx5_pd->pd()};
+}
 
 std::unique_ptr<nic::Nic> open_mlx5_nic(const Mlx5Options& options) {
   return std::make_unique<Mlx5Nic>(open_device(options));

@@ -117,4 +117,33 @@ TEST(Backpressure, BlockedBaselineProducerResumesWhenTheWorkerStarts) {
   blocked_producer_resumes<proxy::baseline>(proxy::Handoff::baseline);
 }
 
+// The ring's sole producer with its progress in registers (OwnedRing): the ring fills, the ninth
+// descriptor waits without touching a slot, and everything runs once the worker starts.
+TEST(Backpressure, OwnedRingBlocksAtAFullRingAndResumes) {
+  ProxyRig rig(small_ring(proxy::Handoff::tuned), 4096);
+  const proxy::RingHandle ring = rig.proxy->ring(0);
+  proxy::OwnedRing owned = proxy::own(ring);
+  uint64_t index = 0;
+  for (uint32_t k = 0; k < kEntries; ++k) {
+    ASSERT_EQ(proxy::enqueue(owned, count_request(k, 1024), &index), proxy::Status::ok);
+  }
+  const auto before = snapshot(ring);
+  std::atomic<bool> returned{false};
+  proxy::Status ninth = proxy::Status::ok;
+  std::thread producer([&] {
+    uint64_t last = 0;
+    ninth = proxy::enqueue(owned, count_request(kEntries, 1024), &last);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(returned.load()) << "the ninth descriptor did not wait for room";
+  EXPECT_TRUE(same(before, snapshot(ring))) << "a full ring was overwritten";
+  rig.proxy->start();
+  producer.join();
+  ASSERT_EQ(ninth, proxy::Status::ok);
+  ASSERT_EQ(proxy::wait_completion(ring, kEntries), proxy::Status::ok);
+  EXPECT_EQ(owned.head, kEntries + 1u);
+  for (uint32_t k = 0; k <= kEntries; ++k) EXPECT_EQ(rig.destination_words()[k], 1u) << "request " << k;
+}
+
 }  // namespace

@@ -31,9 +31,21 @@ proxy::Status produce(const proxy::RingHandle& ring, uint64_t first_slot, uint64
   return count == 0 ? proxy::Status::ok : proxy::wait_completion(ring, index);
 }
 
-// One producer thread per ring (tuned: the ring's sole producer), or `sharers` per ring (baseline,
-// or tuned with Sharing::shared).
-void run(const GridPoint& p, uint64_t requests, uint32_t sharers = 1) {
+// The ring's sole producer with its progress in registers (OwnedRing): posted descriptor stores.
+proxy::Status produce_owned(const proxy::RingHandle& ring, uint64_t first_slot, uint64_t count,
+                            uint32_t scratch) {
+  proxy::OwnedRing owned = proxy::own(ring);
+  uint64_t index = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    const proxy::Status s = proxy::enqueue(owned, count_request(first_slot + k, scratch), &index);
+    if (s != proxy::Status::ok) return s;
+  }
+  return count == 0 ? proxy::Status::ok : proxy::wait_completion(ring, index);
+}
+
+// One producer thread per ring (tuned: the ring's sole producer, through its handle or as an
+// OwnedRing), or `sharers` per ring (baseline, or tuned with Sharing::shared).
+void run(const GridPoint& p, uint64_t requests, uint32_t sharers = 1, bool owned = false) {
   proxy::ProxyConfig config;
   config.workers = p.workers;
   config.rings = p.rings;
@@ -54,7 +66,9 @@ void run(const GridPoint& p, uint64_t requests, uint32_t sharers = 1) {
       const proxy::RingHandle ring = rig.proxy->ring(t % p.rings);
       const uint32_t scratch = static_cast<uint32_t>(slots * 8 + t * 8);
       const uint64_t first = t * per_producer;
-      if (sharers > 1 && p.handoff == proxy::Handoff::tuned) {
+      if (owned) {
+        results[t] = produce_owned(ring, first, per_producer, scratch);
+      } else if (sharers > 1 && p.handoff == proxy::Handoff::tuned) {
         results[t] = produce<proxy::tuned, proxy::Sharing::shared>(ring, first, per_producer, scratch);
       } else if (p.handoff == proxy::Handoff::tuned) {
         results[t] = produce<proxy::tuned, proxy::Sharing::exclusive>(ring, first, per_producer, scratch);
@@ -109,6 +123,16 @@ TEST(ProxyExactlyOnce, SharedRingsBothHandoffs) {
     SCOPED_TRACE(proxy::to_string(handoff));
     run({2, 2, 16, handoff}, 250'000, 4);  // 4 producers on each of 2 rings
     run({1, 1, 4, handoff}, 250'000, 3);
+  }
+}
+
+TEST(ProxyExactlyOnce, OwnedRingsPostedStoresWrapSmallRings) {
+  for (const GridPoint p : {GridPoint{1, 1, 1, proxy::Handoff::tuned},
+                            GridPoint{2, 4, 16, proxy::Handoff::tuned},
+                            GridPoint{4, 8, 4, proxy::Handoff::tuned}}) {
+    SCOPED_TRACE(testing::Message() << "owned T=" << p.workers << " R=" << p.rings << " B=" << p.batch);
+    run(p, 400'000, 1, true);
+    if (HasFatalFailure()) return;
   }
 }
 

@@ -11,6 +11,9 @@
 #include <map>
 #include <string>
 
+#include "dissect/bootstrap/bootstrap.h"
+#include "dissect/bootstrap/environment.h"
+#include "dissect/bootstrap/mpi.h"
 #include "dissect/gda/gda.h"
 #include "gpu_test_support.h"
 
@@ -122,6 +125,73 @@ int run_single_thread(softnic::EngineKind engine, nic::Placement placement) {
   GT_CHECK(c.error_cqes == 0, "error CQEs");
   std::printf("ok: %s engine, %s queues, %s: %u pointer + %u inline puts + %u batched writes\n",
               softnic::to_string(engine), nic::to_string(placement), Policy::key, n, n, batch);
+  return 0;
+}
+
+// Posts `n` pointer puts and `n` register-payload puts (put_value) as the QP's owner, without
+// waiting: gda_gpu_test's case for tools that serialise launches (compute-sanitizer), where the
+// engine runs between this kernel and the poller below (GpuSoftNic::drain).
+__global__ void owner_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
+                            uint32_t rkey, uint32_t n, uint64_t* end, uint32_t* result) {
+  gda::OwnedQp owned = gda::own(qp);
+  uint32_t status = 0;
+  for (uint32_t i = 0; i < n && status == 0; ++i) {
+    uint8_t* s = src + size_t{i} * SLOT;
+    for (uint32_t b = 0; b < 64; ++b) s[b] = pattern_byte(i, b);
+    gda::WriteRequest r{reinterpret_cast<uint64_t>(s), lkey, 64,
+                        reinterpret_cast<uint64_t>(dst + size_t{i} * SLOT), rkey};
+    status = static_cast<uint32_t>(gda::put<gda::ordering::gpu_fence>(owned, r, gda::Completion::signaled, end));
+    uint64_t value = 0;
+    for (uint32_t b = 0; b < 8; ++b) value |= uint64_t{pattern_byte(1000 + i, b)} << (8 * b);
+    if (status == 0) {
+      status = static_cast<uint32_t>(gda::put_value<gda::ordering::gpu_fence>(
+          owned, value, 1 + i % 8, reinterpret_cast<uint64_t>(dst + size_t{n + i} * SLOT), rkey,
+          gda::Completion::signaled, end));
+    }
+  }
+  *result = status;
+}
+
+__global__ void owner_polls(nic::QpHandle qp, uint64_t end, uint32_t* result) {
+  *result = static_cast<uint32_t>(
+      gda::wait_completion<gda::ordering::gpu_fence, gda::Sharing::exclusive>(qp, end));
+}
+
+int run_stepped_engine() {
+  if (device_count_or_skip() == 0) return SKIP;
+  constexpr uint32_t n = 16;
+  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu,
+                            size_t{2 * n} * SLOT);
+  softnic::GpuSoftNic& engine = *layout->nics[0];
+  engine.stop();
+  Pe& pe = layout->pe[0];
+  Pe& peer = layout->pe[1];
+  uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
+  Stream stream(0);
+  owner_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), pe.src, pe.src_mr.lkey, peer.dst,
+                                     peer.dst_mr.rkey, n, end, layout->result);
+  GT_CHECK(wait_stream(stream.s, 15), "posting kernel did not finish");
+  GT_CHECK(layout->result[0] == 0, "posting status %u", layout->result[0]);
+  GT_CHECK(engine.counters(pe.qp->qpn()).wqes_executed == 0, "the stopped engine executed WQEs");
+  engine.drain();
+  owner_polls<<<1, 1, 0, stream.s>>>(pe.qp->handle(), *end, layout->result + 1);
+  GT_CHECK(wait_stream(stream.s, 15), "polling kernel did not finish");
+  GT_CHECK(layout->result[1] == 0, "completion status %u", layout->result[1]);
+  const auto dst = read_back(peer.dst, peer.bytes, stream.s);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t b = 0; b < 64; ++b) {
+      GT_CHECK(dst[size_t{i} * SLOT + b] == pattern_byte(i, b), "put %u byte %u", i, b);
+    }
+    const uint32_t length = 1 + i % 8;
+    for (uint32_t b = 0; b < 8; ++b) {
+      const uint8_t want = b < length ? pattern_byte(1000 + i, b) : 0;
+      GT_CHECK(dst[size_t{n + i} * SLOT + b] == want, "put_value %u byte %u", i, b);
+    }
+  }
+  GT_CHECK(engine.counters(pe.qp->qpn()).wqes_executed == 2 * n, "engine executed %llu WQEs",
+           static_cast<unsigned long long>(engine.counters(pe.qp->qpn()).wqes_executed));
+  std::printf("ok: %u puts + %u put_value posted by an owner kernel, drained by the engine kernel, "
+              "polled by a third kernel\n", n, n);
   return 0;
 }
 
@@ -254,20 +324,13 @@ int run_error_cqe() {
   return 0;
 }
 
-// Two PEs exchange: block b is PE b. Each round, PE b puts a pointer payload and an inline
-// payload into its peer's buffer, then an 8-byte flag; the peer polls the flag (a data word).
+// Two PEs exchange. Each round, PE `me` puts a pointer payload and an inline payload into its
+// peer's buffer, then an 8-byte flag; the peer polls the flag (a data word) in its own buffer.
+// `peer_dst` is only ever a raddr: in the two-process layout it is the peer process's address.
 template <typename Policy>
-__global__ void pe_exchange(nic::QpHandle qp0, nic::QpHandle qp1, uint8_t* src0, uint8_t* src1,
-                            uint32_t lkey0, uint32_t lkey1, uint8_t* dst0, uint8_t* dst1,
-                            uint32_t rkey0, uint32_t rkey1, uint32_t rounds, uint32_t* result) {
-  if (threadIdx.x != 0) return;
-  const uint32_t me = blockIdx.x;
-  const nic::QpHandle qp = me == 0 ? qp0 : qp1;
-  uint8_t* src = me == 0 ? src0 : src1;
-  const uint32_t lkey = me == 0 ? lkey0 : lkey1;
-  uint8_t* peer_dst = me == 0 ? dst1 : dst0;
-  const uint32_t peer_rkey = me == 0 ? rkey1 : rkey0;
-  uint64_t* my_flag = reinterpret_cast<uint64_t*>(me == 0 ? dst0 : dst1);
+__device__ uint32_t pe_rounds(uint32_t me, const nic::QpHandle& qp, uint8_t* src, uint32_t lkey,
+                              uint8_t* peer_dst, uint32_t peer_rkey, uint64_t* my_flag,
+                              uint32_t rounds) {
   uint32_t status = 0;
   for (uint32_t r = 0; r < rounds && status == 0; ++r) {
     const uint32_t seed = me * 10000 + r;
@@ -292,7 +355,44 @@ __global__ void pe_exchange(nic::QpHandle qp0, nic::QpHandle qp1, uint8_t* src0,
       if (dissect::now_ns() - began > 5'000'000'000ull) status = 100 + r;
     }
   }
-  result[me] = status;
+  return status;
+}
+
+// Both PEs in one launch: block b is PE b.
+template <typename Policy>
+__global__ void pe_exchange(nic::QpHandle qp0, nic::QpHandle qp1, uint8_t* src0, uint8_t* src1,
+                            uint32_t lkey0, uint32_t lkey1, uint8_t* dst0, uint8_t* dst1,
+                            uint32_t rkey0, uint32_t rkey1, uint32_t rounds, uint32_t* result) {
+  if (threadIdx.x != 0) return;
+  const uint32_t me = blockIdx.x;
+  result[me] = pe_rounds<Policy>(me, me == 0 ? qp0 : qp1, me == 0 ? src0 : src1,
+                                 me == 0 ? lkey0 : lkey1, me == 0 ? dst1 : dst0,
+                                 me == 0 ? rkey1 : rkey0,
+                                 reinterpret_cast<uint64_t*>(me == 0 ? dst0 : dst1), rounds);
+}
+
+// One PE per process (one thread).
+template <typename Policy>
+__global__ void pe_exchange_one(nic::QpHandle qp, uint32_t me, uint8_t* src, uint32_t lkey,
+                                uint8_t* my_dst, uint8_t* peer_dst, uint32_t peer_rkey,
+                                uint32_t rounds, uint32_t* result) {
+  *result = pe_rounds<Policy>(me, qp, src, lkey, peer_dst, peer_rkey,
+                              reinterpret_cast<uint64_t*>(my_dst), rounds);
+}
+
+// What PE `writer` put into its peer's buffer `dst` over `rounds` rounds, byte for byte.
+void expect_pe_payloads(const std::vector<uint8_t>& dst, uint32_t writer, uint32_t rounds) {
+  for (uint32_t r = 0; r < rounds; ++r) {
+    const uint32_t seed = writer * 10000 + r;
+    for (uint32_t x = 0; x < 100; ++x)
+      GT_CHECK(dst[SLOT * (1 + 2 * r) + x] == pattern_byte(seed, x), "PE %u round %u byte %u", writer, r, x);
+    for (uint32_t x = 0; x < 60; ++x)
+      GT_CHECK(dst[SLOT * (2 + 2 * r) + x] == pattern_byte(seed + 5000, x), "PE %u inline round %u", writer, r);
+  }
+  uint64_t flag = 0;
+  std::memcpy(&flag, dst.data(), 8);
+  GT_CHECK(flag == rounds, "PE %u's last flag is %llu, expected %u", writer,
+           static_cast<unsigned long long>(flag), rounds);
 }
 
 int run_pe_layout(const std::string& layout_name, softnic::EngineKind engine,
@@ -316,18 +416,125 @@ int run_pe_layout(const std::string& layout_name, softnic::EngineKind engine,
                                              a.dst_mr.rkey, b.dst_mr.rkey, rounds, result);
   GT_CHECK(wait_stream(stream.s, 15), "kernel did not finish: %s", a.nic->describe_status().c_str());
   GT_CHECK(result[0] == 0 && result[1] == 0, "PE statuses %u %u", result[0], result[1]);
-  for (int me = 0; me < 2; ++me) {
-    const auto dst = read_back(layout->pe[1 - me].dst, layout->pe[1 - me].bytes, stream.s);
-    for (uint32_t r = 0; r < rounds; ++r) {
-      const uint32_t seed = me * 10000 + r;
-      for (uint32_t x = 0; x < 100; ++x)
-        GT_CHECK(dst[SLOT * (1 + 2 * r) + x] == pattern_byte(seed, x), "PE %d round %u byte %u", me, r, x);
-      for (uint32_t x = 0; x < 60; ++x)
-        GT_CHECK(dst[SLOT * (2 + 2 * r) + x] == pattern_byte(seed + 5000, x), "PE %d inline round %u", me, r);
-    }
+  for (uint32_t me = 0; me < 2; ++me) {
+    expect_pe_payloads(read_back(layout->pe[1 - me].dst, layout->pe[1 - me].bytes, stream.s), me,
+                       rounds);
   }
   std::printf("ok: layout %s (%s engine, %s queues): 2 PEs x %u rounds exchanged byte-exact\n",
               layout_name.c_str(), softnic::to_string(engine), nic::to_string(placement), rounds);
+  return 0;
+}
+
+// The third layout: one PE per process, one GPU each, launched by environment variables
+// (two_process_launch.sh env) or mpirun (two_process_launch.sh mpirun). The same exchange as
+// run_pe_layout; each process checks what its peer put into its buffer, and both report both.
+int run_pe_two_processes() {
+  namespace bs = dissect::bootstrap;
+  if (!bs::launch_environment_present() && !(bs::have_mpi() && bs::launched_by_mpi())) {
+    std::fprintf(stderr,
+                 "pe_two_processes: not launched as 2 ranks (run tests/gpu/gda/two_process_launch.sh "
+                 "env|mpirun, or set DISSECT_RANK, DISSECT_WORLD_SIZE=2, DISSECT_BOOTSTRAP): skipped\n");
+    return SKIP;
+  }
+  const int devices = device_count_or_skip();
+  if (devices == 0) return SKIP;
+  auto boot = bs::create_bootstrap();
+  if (boot->world_size() != 2) {
+    std::fprintf(stderr, "pe_two_processes: launched as %d ranks, needs exactly 2: skipped\n",
+                 boot->world_size());
+    return SKIP;
+  }
+  const uint32_t me = static_cast<uint32_t>(boot->rank());
+  const int device = boot->local_rank() % devices;
+  GT_CUDA(cudaSetDevice(device));  // before any softnic call: no context on the peer's GPU
+  struct Gpu { char pci[32]; };
+  Gpu mine_gpu{};
+  GT_CUDA(cudaDeviceGetPCIBusId(mine_gpu.pci, sizeof mine_gpu.pci, device));
+  const auto gpus = bs::allgather_value(*boot, mine_gpu);
+  if (std::strcmp(gpus[0].pci, gpus[1].pci) == 0) {
+    std::fprintf(stderr, "pe_two_processes: both ranks got GPU %s (%d visible per process): the "
+                 "layout needs 2 GPUs, one per process: skipped\n", gpus[0].pci, devices);
+    return SKIP;
+  }
+
+  using Policy = gda::ordering::system_release_store;
+  constexpr uint32_t rounds = 40;
+  const size_t bytes = size_t{2 + 2 * rounds} * SLOT;
+  softnic::GpuSoftNicOptions o;
+  o.device = device;
+  o.engine = softnic::EngineKind::gpu_kernel;
+  o.start_engine = false;
+  o.ipc_arena_bytes = 16u << 20;
+  uint32_t status = 1;  // this rank's verdict: 0 pass
+  {
+    softnic::GpuSoftNic nic(o);
+    auto pd = nic.create_pd();
+    nic::QpAttributes attributes;
+    attributes.placement = nic::Placement::gpu;
+    auto qp = pd->create_qp(attributes);
+    auto* src = static_cast<uint8_t*>(nic.allocate(bytes, nic::Placement::gpu));
+    auto* dst = static_cast<uint8_t*>(nic.allocate(bytes, nic::Placement::gpu));
+    const auto src_mr = pd->register_memory(src, bytes, nic::ACCESS_ALL);
+    const auto dst_mr = pd->register_memory(dst, bytes, nic::ACCESS_ALL);
+    auto* result = static_cast<uint32_t*>(nic.allocate(64, nic::Placement::host));
+    *result = 0xffffffffu;
+
+    struct Offer {
+      softnic::IpcExport nic;
+      uint32_t qpn;
+      uint32_t rkey;
+      uint64_t dst;  // the owner's address: a raddr for the peer, never dereferenced there
+    };
+    const Offer mine{nic.ipc_export(), qp->qpn(), dst_mr.rkey, reinterpret_cast<uintptr_t>(dst)};
+    const Offer peer = bs::allgather_value(*boot, mine)[1 - me];
+    nic::QpEndpoint endpoint;
+    endpoint.qpn = peer.qpn;
+    endpoint.nic_id = nic.import_peer(peer.nic);
+    qp->connect(endpoint);
+    boot->barrier();  // every import is open before any engine of the pair starts
+    nic.start();
+    std::string failure;
+    {
+      Stream stream(device);
+      pe_exchange_one<Policy><<<1, 1, 0, stream.s>>>(qp->handle(), me, src, src_mr.lkey, dst,
+                                                     reinterpret_cast<uint8_t*>(peer.dst),
+                                                     peer.rkey, rounds, result);
+      try {
+        GT_CHECK(wait_stream(stream.s, 30), "rank %u: kernel did not finish: %s", me,
+                 nic.describe_status().c_str());
+        GT_CHECK(*result == 0, "rank %u: device status %u: %s", me, *result,
+                 nic.describe_status().c_str());
+        expect_pe_payloads(read_back(dst, bytes, stream.s), 1 - me, rounds);
+        const auto c = nic.counters(qp->qpn());
+        GT_CHECK(c.error_cqes == 0 && c.wqes_executed == 3 * rounds,
+                 "rank %u: engine executed %llu WQEs, %llu error CQEs", me,
+                 static_cast<unsigned long long>(c.wqes_executed),
+                 static_cast<unsigned long long>(c.error_cqes));
+        status = 0;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    }
+    if (status != 0) std::fprintf(stderr, "rank %u: FAIL: %s\n", me, failure.c_str());
+    // Teardown order of softnic/ipc.h: no engine runs when a mapping closes, and no arena is
+    // freed while a peer still has it mapped.
+    nic.stop();
+    boot->barrier();
+    nic.close_imports();
+    boot->barrier();
+    if (status == 0) {
+      std::printf("rank %u (GPU %d, %s): the peer's 40 rounds landed byte-exact\n", me, device,
+                  gpus[me].pci);
+    }
+  }
+  const auto verdicts = bs::allgather_value(*boot, status);
+  GT_CHECK(verdicts[0] == 0 && verdicts[1] == 0, "rank 0: %s, rank 1: %s",
+           verdicts[0] == 0 ? "pass" : "FAIL", verdicts[1] == 0 ? "pass" : "FAIL");
+  if (me == 0) {
+    std::printf("ok: layout two-processes (%s, GPUs %s and %s, CUDA IPC arenas): 2 PEs x %u "
+                "rounds exchanged byte-exact, both directions\n",
+                boot->kind().c_str(), gpus[0].pci, gpus[1].pci, rounds);
+  }
   return 0;
 }
 
@@ -346,10 +553,12 @@ int main(int argc, char** argv) {
       {"cta_shared", [] { return run_shared(128); }},
       {"never_launched_kernel", [] { return run_never_launched_kernel(); }},
       {"restart", [] { return run_restart(); }},
+      {"stepped_engine", [] { return run_stepped_engine(); }},
       {"error_cqe_reported", [] { return run_error_cqe(); }},
       {"pe_one_gpu", [] { return run_pe_layout("one-gpu", EngineKind::gpu_kernel, nic::Placement::gpu); }},
       {"pe_one_gpu_host_engine", [] { return run_pe_layout("one-gpu", EngineKind::host_thread, nic::Placement::host); }},
       {"pe_two_gpus", [] { return run_pe_layout("two-gpus", EngineKind::gpu_kernel, nic::Placement::gpu); }},
+      {"pe_two_processes", [] { return run_pe_two_processes(); }},
   };
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) names.emplace_back(argv[i]);

@@ -2,7 +2,8 @@
 // QP context (qpc) and the commands around it.
 // Offsets: rdma-core providers/mlx5/mlx5_ifc.h `mlx5_ifc_ads_bits`, `mlx5_ifc_qpc_bits`,
 // `mlx5_ifc_rst2init_qp_in_bits` (the same in the kernel's mlx5_ifc.h); the wq_umem_* tail of
-// create_qp_in from the kernel's `mlx5_ifc_create_qp_in_bits` (rdma-core's copy omits it).
+// create_qp_in from the kernel's `mlx5_ifc_create_qp_in_bits` (rdma-core's copy omits it); the DCI
+// fields (full_handshake, log_num_dci_*) from the kernel's qpc_bits and UCX's ib_mlx5_ifc.h.
 #pragma once
 
 #include "dissect/providers/mlx5/ifc_common.h"
@@ -46,6 +47,7 @@ inline constexpr PrmField log_rq_stride{0x4d, 3};
 inline constexpr PrmField no_sq{0x50, 1};
 inline constexpr PrmField log_sq_size{0x51, 4};
 inline constexpr PrmField uar_page{0x68, 24};
+inline constexpr PrmField full_handshake{0x83, 1};  // DCI: handshake on every new target
 inline constexpr PrmField user_index{0x88, 24};
 inline constexpr PrmField log_page_size{0xa3, 5};
 inline constexpr PrmField remote_qpn{0xa8, 24};
@@ -55,7 +57,9 @@ inline constexpr PrmField log_sra_max{0x388, 3};
 inline constexpr PrmField retry_count{0x38d, 3};
 inline constexpr PrmField rnr_retry{0x390, 3};
 inline constexpr PrmField next_send_psn{0x3c8, 24};
+inline constexpr PrmField log_num_dci_stream_channels{0x3e4, 4};  // DCI streams; 0 = one stream
 inline constexpr PrmField cqn_snd{0x3e8, 24};
+inline constexpr PrmField log_num_dci_errored_streams{0x404, 4};
 inline constexpr PrmField log_rra_max{0x488, 3};
 inline constexpr PrmField atomic_mode{0x48c, 4};
 inline constexpr PrmField rre{0x490, 1};
@@ -76,9 +80,11 @@ inline constexpr PrmField dbr_umem_id{0x720, 32};
 inline constexpr uint32_t bits = 0x740;
 static_assert(primary_address_path + ads::bits == 0x220);
 static_assert(all_valid({state, st, pm_state, pd, mtu, log_msg_max, log_rq_size, log_rq_stride,
-                         no_sq, log_sq_size, uar_page, user_index, log_page_size, remote_qpn,
+                         no_sq, log_sq_size, uar_page, full_handshake, user_index, log_page_size,
+                         remote_qpn,
                          log_ack_req_freq, log_sra_max, retry_count, rnr_retry, next_send_psn,
-                         cqn_snd, log_rra_max, atomic_mode, rre, rwe, rae, page_offset,
+                         log_num_dci_stream_channels, cqn_snd, log_num_dci_errored_streams,
+                         log_rra_max, atomic_mode, rre, rwe, rae, page_offset,
                          min_rnr_nak, next_rcv_psn, cqn_rcv, dbr_addr, rq_type, srqn_rmpn_xrqn,
                          cs_req, cs_res, dc_access_key, dbr_umem_valid, dbr_umem_id}));
 }  // namespace qpc

@@ -13,6 +13,7 @@ struct ContextDeleter { void operator()(ibv_context* p) const { ibv_close_device
 struct PdDeleter { void operator()(ibv_pd* p) const { ibv_dealloc_pd(p); } };
 struct CqDeleter { void operator()(ibv_cq* p) const { ibv_destroy_cq(p); } };
 struct QpDeleter { void operator()(ibv_qp* p) const { ibv_destroy_qp(p); } };
+struct SrqDeleter { void operator()(ibv_srq* p) const { ibv_destroy_srq(p); } };
 struct MrDeleter { void operator()(ibv_mr* p) const { ibv_dereg_mr(p); } };
 struct AhDeleter { void operator()(ibv_ah* p) const { ibv_destroy_ah(p); } };
 struct UarDeleter { void operator()(mlx5dv_devx_uar* p) const { mlx5dv_devx_free_uar(p); } };
@@ -23,6 +24,7 @@ using ContextPtr = std::unique_ptr<ibv_context, ContextDeleter>;
 using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
 using CqPtr = std::unique_ptr<ibv_cq, CqDeleter>;
 using QpPtr = std::unique_ptr<ibv_qp, QpDeleter>;
+using SrqPtr = std::unique_ptr<ibv_srq, SrqDeleter>;
 using MrPtr = std::unique_ptr<ibv_mr, MrDeleter>;
 using AhPtr = std::unique_ptr<ibv_ah, AhDeleter>;
 using UarPtr = std::unique_ptr<mlx5dv_devx_uar, UarDeleter>;
