@@ -57,7 +57,7 @@ EXP=$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)
 
 if has tests; then
   stage "ctest -L gpu"
-  (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 60 ${QUICK:+--stop-on-failure}) 2>&1 | tee "$OUT/ctest_gpu.log"
+  (cd "$BUILD" && ctest -L gpu --output-on-failure --timeout 60) 2>&1 | tee "$OUT/ctest_gpu.log"
 fi
 
 if has sanitize; then
@@ -72,7 +72,7 @@ if has sanitize; then
       [[ -n ${QUICK:-} ]] && cases="stepped_engine host_engine_host_queues"
       for c in $cases; do
         echo "--- $tool $c"
-        timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$TEST" "$c"
+        timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 "$TEST" "$c"
         echo "--- $tool $c rc=$?"
       done
     done

@@ -157,17 +157,23 @@ DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index)
 // ---- the sole producer of a ring: the paper's tuned enqueue, "a single posted 16 B store" ----
 
 // A ring's sole producer with its progress in registers: nothing is read from memory on the
-// enqueue path until the cached tail says the ring is full. The memory copy (ProducerState) is
+// enqueue path until the cached tail says the ring is full. What the enqueue needs next is kept
+// ready (the slot's address, the lap's phase bits, the index at which the cached tail says full),
+// so the issue is a compare, two ORs and the store. The memory copy (ProducerState::head) is
 // still written after each descriptor, for the worker's shutdown report.
 struct OwnedRing {
   RingHandle ring;
   uint64_t head;
-  uint64_t tail_cache;
+  uint64_t room_until;    // tail cache + entries: head below it has a free slot
+  Descriptor* slot;       // &descriptors[slot(head)]
+  uint64_t phase_bits;    // the phase of head in bit 63 of each word (descriptor.h)
 };
 
 // Takes the ring over; no other thread may enqueue on it while the OwnedRing is in use.
 DISSECT_HD inline OwnedRing own(const RingHandle& ring) {
-  return OwnedRing{ring, ring.producer->head, ring.producer->tail_cache};
+  const uint64_t head = ring.producer->head;
+  return OwnedRing{ring, head, ring.producer->tail_cache + ring.entries,
+                   &ring.descriptors[ring.slot(head)], ring.phase(head) << 63};
 }
 
 // Makes every payload this thread has written visible to the system (the worker, and the NIC that
@@ -181,15 +187,22 @@ DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
 DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint64_t* index) {
   if (!request_fits(request)) return Status::rejected;
   const uint64_t i = owner.head;
-  if (i >= owner.tail_cache + owner.ring.entries) {
+  if (i >= owner.room_until) {
     const Status room = wait_for_slot<tuned, Sharing::exclusive>(owner.ring, i, owner.ring.timeout_ns);
     if (room != Status::ok) return room;
-    owner.tail_cache = load_relaxed<Scope::gpu>(&owner.ring.producer->tail_cache);
+    owner.room_until = load_relaxed<Scope::gpu>(&owner.ring.producer->tail_cache) + owner.ring.entries;
   }
+  const Descriptor d = encode(request, 0);
+  store_descriptor_posted(owner.slot, Descriptor{d.word0 | owner.phase_bits, d.word1 | owner.phase_bits});
   *index = i;
   owner.head = i + 1;
-  store_descriptor_posted(&owner.ring.descriptors[owner.ring.slot(i)],
-                          encode(request, owner.ring.phase(i)));
+  // Off the issue path: the next slot, and the phase flip at the end of each lap.
+  if (owner.ring.slot(i + 1) == 0) {
+    owner.slot = owner.ring.descriptors;
+    owner.phase_bits ^= PHASE_BIT;
+  } else {
+    ++owner.slot;
+  }
   store_relaxed<Scope::gpu>(&owner.ring.producer->head, i + 1);
   return Status::ok;
 }
