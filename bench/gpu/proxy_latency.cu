@@ -103,6 +103,7 @@ __global__ void proxy_put_kernel(proxy::RingHandle ring, uint64_t* a, const uint
       out.total[i - warmup] = static_cast<unsigned long long>(cc - ca);
     }
   }
+  if constexpr (M == Mode::tuned || M == Mode::tuned_fenced) proxy::disown(owned);
   finish(out, g0, c0, status);
 }
 
@@ -152,6 +153,7 @@ __global__ void proxy_round_trip_kernel(proxy::RingHandle ping, proxy::RingHandl
     if (status == kOk && proxy::wait_completion(ring, index) != proxy::Status::ok) status = kCompletion;
     if (pinger && i >= warmup) out.total[i - warmup] = static_cast<unsigned long long>(cb - ca);
   }
+  if constexpr (M == Mode::tuned || M == Mode::tuned_fenced) proxy::disown(owned);
   if (pinger) finish(out, g0, c0, status);
   else if (status != kOk) atomicMax(out.status, status);
 }

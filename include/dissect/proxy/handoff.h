@@ -12,7 +12,8 @@
 //                                                  ring's sole producer (OwnedRing): head and
 //                                                  cached tail in registers, and one posted
 //                                                  16-byte store (payload ordered by the caller,
-//                                                  order_payloads(), once per batch)
+//                                                  order_payloads(), once per batch);
+//                                                  disown(owned) writes its head back
 //   wait_completion(ring, index)                   until the worker reports descriptor `index`
 //                                                  completed (its CQE seen)
 //
@@ -159,8 +160,8 @@ DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index)
 // A ring's sole producer with its progress in registers: nothing is read from memory on the
 // enqueue path until the cached tail says the ring is full. What the enqueue needs next is kept
 // ready (the slot's address, the lap's phase bits, the index at which the cached tail says full),
-// so the issue is a compare, two ORs and the store. The memory copy (ProducerState::head) is
-// still written after each descriptor, for the worker's shutdown report.
+// so the issue is a compare, two ORs and the store. The memory copy (ProducerState::head, which
+// the worker's shutdown report reads) is written by disown(), not by each enqueue.
 struct OwnedRing {
   RingHandle ring;
   uint64_t head;
@@ -203,8 +204,13 @@ DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint6
   } else {
     ++owner.slot;
   }
-  store_relaxed<Scope::gpu>(&owner.ring.producer->head, i + 1);
   return Status::ok;
+}
+
+// Hands the ring back: its memory copy of the progress is brought up to date, so a later
+// enqueue through the handle, own() again, or the worker's shutdown report see every descriptor.
+DISSECT_HD inline void disown(const OwnedRing& owner) {
+  store_relaxed<Scope::gpu>(&owner.ring.producer->head, owner.head);
 }
 
 }  // namespace dissect::proxy

@@ -143,6 +143,9 @@ TEST(Backpressure, OwnedRingBlocksAtAFullRingAndResumes) {
   ASSERT_EQ(ninth, proxy::Status::ok);
   ASSERT_EQ(proxy::wait_completion(ring, kEntries), proxy::Status::ok);
   EXPECT_EQ(owned.head, kEntries + 1u);
+  EXPECT_EQ(ring.producer->head, 0u) << "enqueue(OwnedRing&) stores no head of its own";
+  proxy::disown(owned);
+  EXPECT_EQ(ring.producer->head, kEntries + 1u);
   for (uint32_t k = 0; k <= kEntries; ++k) EXPECT_EQ(rig.destination_words()[k], 1u) << "request " << k;
 }
 

@@ -40,6 +40,7 @@ proxy::Status produce_owned(const proxy::RingHandle& ring, uint64_t first_slot, 
     const proxy::Status s = proxy::enqueue(owned, count_request(first_slot + k, scratch), &index);
     if (s != proxy::Status::ok) return s;
   }
+  proxy::disown(owned);  // the worker's drain report reads the head from ProducerState
   return count == 0 ? proxy::Status::ok : proxy::wait_completion(ring, index);
 }
 

@@ -112,6 +112,7 @@ __global__ void produce(Plan plan) {
       return;
     }
   }
+  if constexpr (std::is_same_v<Handoff, owned_tuned>) proxy::disown(owned);
   const proxy::Status s = proxy::wait_completion(ring, last);
   plan.status[p] = s == proxy::Status::ok ? 0 : failure(s, plan.requests);
 }
