@@ -1,13 +1,16 @@
 // `dissect latency`: the cost of one 8 B RDMA write (paper §4.1), with host threads standing in for
-// GPU threads and the softnic host-thread engine standing in for the NIC.
+// GPU threads. The NIC is the softnic host-thread engine (both PEs in this process) or, with
+// --provider mlx5, a ConnectX on each of two ranks (fabric.h): rank 0 measures, rank 1 is the
+// target and the round trip's responder.
 //
 //   issue           reserve, build the WQE, publish, dbrec + doorbell (completion excluded)
 //   put+completion  issue and the wait until its CQE retires it
 //   round trip      PE0 writes a word into PE1; PE1, polling that word, writes it back; PE0 sees it
 //
 // One outstanding operation; `--warmup` operations are discarded; each of `--runs` runs builds a
-// fresh softnic and PEs. The payload (the operation's sequence number) is checked after every
-// operation, so a lost or stale write fails the run.
+// fresh fabric (a softnic and its PEs, or newly connected QPs on both ranks). The payload (the
+// operation's sequence number) is checked after every operation when both PEs are in this process,
+// and after the run through the target rank otherwise, so a lost or stale write fails the run.
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/fabric.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/error.h"
 #include "dissect/gda/gda.h"
@@ -24,7 +28,8 @@
 namespace dissect::bench {
 namespace {
 
-using Policy = gda::ordering::system_release_store;  // correct for a host-thread engine
+// Correct for a host-thread engine, and for mlx5's doorbell forwarder (also a host thread).
+using Policy = gda::ordering::system_release_store;
 constexpr auto kExclusive = gda::Sharing::exclusive;
 
 struct LatencyConfig {
@@ -35,47 +40,30 @@ struct LatencyConfig {
   uint64_t sq_depth;
 };
 
-// One processing element: its QP towards the peer, and a registered buffer whose first bytes are
-// the word the peer writes and whose second half is this PE's source.
-struct ProcessingElement {
-  std::unique_ptr<nic::QueuePair> qp;
-  std::vector<uint64_t> buffer = std::vector<uint64_t>(512);
-  nic::MemoryRegion region;
-  uint64_t* landing() { return buffer.data(); }
-  uint64_t* source() { return buffer.data() + 256; }
-};
+// Each PE's registered buffer: word 0 is the landing word the peer writes, the second half
+// (from kSourceWord) is this PE's source for pointer writes.
+constexpr size_t kBufferWords = 512;
+constexpr size_t kSourceWord = 256;
 
-struct TwoPes {
-  std::unique_ptr<softnic::SoftNic> nic = std::make_unique<softnic::SoftNic>();
-  std::unique_ptr<nic::ProtectionDomain> pd = nic->create_pd();
-  ProcessingElement pe[2];
+FabricConfig fabric_config(const LatencyConfig& c) {
+  return FabricConfig{1, kBufferWords, static_cast<uint32_t>(c.sq_depth)};
+}
 
-  explicit TwoPes(uint32_t sq_depth) {
-    nic::QpAttributes attributes;
-    attributes.sq_wqebbs = sq_depth;
-    for (auto& p : pe) {
-      p.qp = pd->create_qp(attributes);
-      p.region = pd->register_memory(p.buffer.data(), p.buffer.size() * 8, nic::ACCESS_ALL);
-    }
-    pe[0].qp->connect(pe[1].qp->endpoint());
-    pe[1].qp->connect(pe[0].qp->endpoint());
-  }
-};
-
-// Posts `value` (size bytes, the value in the first 8) from `from` into `to`'s landing word.
-gda::Status put_value(ProcessingElement& from, ProcessingElement& to, bool use_inline,
-                      uint32_t size, uint64_t value, uint64_t* end) {
-  const nic::QpHandle qp = from.qp->handle();
-  const uint64_t remote = reinterpret_cast<uintptr_t>(to.landing());
+// Posts `value` (size bytes, the value in the first 8) from PE `from` into its peer's landing word.
+gda::Status put_value(FabricSide& from, bool use_inline, uint32_t size, uint64_t value,
+                      uint64_t* end) {
+  const nic::QpHandle qp = from.qps[0];
+  const uint64_t remote = from.peer.address;
   if (use_inline) {
     uint64_t payload[32] = {};  // --size bytes of it travel inline
     payload[0] = value;
-    gda::InlineWriteRequest r{payload, size, remote, to.region.rkey};
+    gda::InlineWriteRequest r{payload, size, remote, from.peer.rkey};
     return gda::put_inline<Policy, kExclusive>(qp, r, gda::Completion::signaled, end);
   }
-  from.source()[0] = value;
-  gda::WriteRequest r{reinterpret_cast<uintptr_t>(from.source()), from.region.lkey, size, remote,
-                      to.region.rkey};
+  uint64_t* source = from.buffer + kSourceWord;
+  source[0] = value;
+  gda::WriteRequest r{reinterpret_cast<uintptr_t>(source), from.lkey, size, remote,
+                      from.peer.rkey};
   return gda::put<Policy, kExclusive>(qp, r, gda::Completion::signaled, end);
 }
 
@@ -96,70 +84,93 @@ uint64_t wait_for_word(uint64_t* word, uint64_t value) {
 }
 
 // Issue and put+completion samples of one run, in microseconds; false if a payload was wrong.
-bool run_issue(const LatencyConfig& c, bool use_inline, std::vector<double>* issue,
+// PE 0 writes into PE 1; when PE 1 lives in this process every write is checked as it lands,
+// otherwise the last one is, through read_word once the run is over.
+bool run_issue(Fabric& f, const LatencyConfig& c, bool use_inline, std::vector<double>* issue,
                std::vector<double>* completion) {
-  TwoPes pes(static_cast<uint32_t>(c.sq_depth));
   bool valid = true;
-  const nic::QpHandle qp = pes.pe[0].qp->handle();
-  for (uint64_t i = 0; i < c.warmup + c.iterations; ++i) {
-    uint64_t end = 0;
-    const uint64_t value = i + 1;
-    const uint64_t t0 = now_ns();
-    check(put_value(pes.pe[0], pes.pe[1], use_inline, static_cast<uint32_t>(c.size), value, &end),
-          "put");
-    const uint64_t t1 = now_ns();
-    check(gda::wait_completion<Policy, kExclusive>(qp, end), "completion");
-    const uint64_t t2 = now_ns();
-    valid &= pes.pe[1].landing()[0] == value;
-    if (i >= c.warmup) {
-      issue->push_back((t1 - t0) / 1e3);
-      completion->push_back((t2 - t0) / 1e3);
+  const uint64_t total = c.warmup + c.iterations;
+  if (f.drives(0)) {
+    FabricSide& me = f.side(0);
+    const nic::QpHandle qp = me.qps[0];
+    const uint64_t* peer_landing = f.drives(1) ? f.side(1).buffer : nullptr;
+    for (uint64_t i = 0; i < total; ++i) {
+      uint64_t end = 0;
+      const uint64_t value = i + 1;
+      const uint64_t t0 = now_ns();
+      check(put_value(me, use_inline, static_cast<uint32_t>(c.size), value, &end), "put");
+      const uint64_t t1 = now_ns();
+      check(gda::wait_completion<Policy, kExclusive>(qp, end), "completion");
+      const uint64_t t2 = now_ns();
+      if (peer_landing) valid &= peer_landing[0] == value;
+      if (i >= c.warmup) {
+        issue->push_back((t1 - t0) / 1e3);
+        completion->push_back((t2 - t0) / 1e3);
+      }
     }
   }
-  return valid;
+  f.barrier();
+  const bool landed = f.read_word(1, 0) == total;  // a collective: read on every rank
+  return landed && valid;
 }
 
-bool run_round_trip(const LatencyConfig& c, bool use_inline, std::vector<double>* round_trip) {
-  TwoPes pes(static_cast<uint32_t>(c.sq_depth));
+// PE 1: polls its landing word for each ping and writes the same value back.
+void respond(Fabric& f, const LatencyConfig& c, bool use_inline) {
+  FabricSide& me = f.side(1);
+  const nic::QpHandle qp = me.qps[0];
+  for (uint64_t i = 0; i < c.warmup + c.iterations; ++i) {
+    wait_for_word(me.buffer, i + 1);
+    uint64_t end = 0;
+    check(put_value(me, use_inline, static_cast<uint32_t>(c.size), i + 1, &end), "reply");
+    check(gda::wait_completion<Policy, kExclusive>(qp, end), "reply completion");
+  }
+}
+
+// PE 0 writes a word into PE 1; PE 1, polling that word, writes it back; PE 0 sees it. In one
+// process PE 1 answers from a thread; on two ranks rank 1 answers on its main thread.
+bool run_round_trip(Fabric& f, const LatencyConfig& c, bool use_inline,
+                    std::vector<double>* round_trip) {
   const uint64_t total = c.warmup + c.iterations;
   std::atomic<bool> responder_ok{true};
-  std::thread responder([&] {
-    try {
-      const nic::QpHandle qp = pes.pe[1].qp->handle();
-      for (uint64_t i = 0; i < total; ++i) {
-        wait_for_word(pes.pe[1].landing(), i + 1);
-        uint64_t end = 0;
-        check(put_value(pes.pe[1], pes.pe[0], use_inline, static_cast<uint32_t>(c.size), i + 1,
-                        &end), "reply");
-        check(gda::wait_completion<Policy, kExclusive>(qp, end), "reply completion");
+  std::thread responder;
+  if (f.drives(1) && f.drives(0)) {
+    responder = std::thread([&] {
+      try {
+        respond(f, c, use_inline);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        responder_ok = false;
       }
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      responder_ok = false;
-    }
-  });
-  const nic::QpHandle qp = pes.pe[0].qp->handle();
-  for (uint64_t i = 0; i < total && responder_ok; ++i) {
-    uint64_t end = 0;
-    const uint64_t t0 = now_ns();
-    check(put_value(pes.pe[0], pes.pe[1], use_inline, static_cast<uint32_t>(c.size), i + 1, &end),
-          "ping");
-    const uint64_t t1 = wait_for_word(pes.pe[0].landing(), i + 1);
-    check(gda::wait_completion<Policy, kExclusive>(qp, end), "ping completion");
-    if (i >= c.warmup) round_trip->push_back((t1 - t0) / 1e3);
+    });
+  } else if (f.drives(1)) {
+    respond(f, c, use_inline);  // an error ends this rank; rank 0 times out naming the word
   }
-  responder.join();
-  return responder_ok;
+  if (f.drives(0)) {
+    FabricSide& me = f.side(0);
+    const nic::QpHandle qp = me.qps[0];
+    for (uint64_t i = 0; i < total && responder_ok; ++i) {
+      uint64_t end = 0;
+      const uint64_t t0 = now_ns();
+      check(put_value(me, use_inline, static_cast<uint32_t>(c.size), i + 1, &end), "ping");
+      const uint64_t t1 = wait_for_word(me.buffer, i + 1);
+      check(gda::wait_completion<Policy, kExclusive>(qp, end), "ping completion");
+      if (i >= c.warmup) round_trip->push_back((t1 - t0) / 1e3);
+    }
+  }
+  if (responder.joinable()) responder.join();
+  f.barrier();
+  // Both reads on every rank: they are collectives, so neither may be skipped by a short circuit.
+  const uint64_t pong = f.read_word(0, 0);
+  const uint64_t ping = f.read_word(1, 0);
+  return responder_ok && pong == total && ping == total;
 }
 
-Result measure(const LatencyConfig& c, bool use_inline) {
+Result measure(FabricSession& session, const LatencyConfig& c, bool use_inline) {
   Result result;
   result.experiment = "latency";
   result.label = std::string(use_inline ? "inline " : "pointer ") + std::to_string(c.size) + " B";
-  result.engine = softnic::to_string(softnic::EngineKind::host_thread);
   result.placement = "host";
   result.submitter = "host-thread";
-  result.pe_layout = "2 PEs, 1 process, 1 softnic";
   result.knobs = {{"ordering", Policy::key},      {"payload", use_inline ? "inline" : "pointer"},
                   {"bytes", std::to_string(c.size)}, {"sq_wqebbs", std::to_string(c.sq_depth)},
                   {"outstanding", "1"},           {"iterations", std::to_string(c.iterations)},
@@ -169,8 +180,15 @@ Result measure(const LatencyConfig& c, bool use_inline) {
   bool valid = true;
   for (uint64_t run = 0; run < c.runs; ++run) {
     std::vector<double> issue_samples, completion_samples, round_trip_samples;
-    valid &= run_issue(c, use_inline, &issue_samples, &completion_samples);
-    valid &= run_round_trip(c, use_inline, &round_trip_samples);
+    {
+      auto fabric = session.connect(fabric_config(c));
+      if (run == 0) fabric->label(result);
+      valid &= run_issue(*fabric, c, use_inline, &issue_samples, &completion_samples);
+    }
+    {
+      auto fabric = session.connect(fabric_config(c));  // a fresh pair, as every run had
+      valid &= run_round_trip(*fabric, c, use_inline, &round_trip_samples);
+    }
     issue.runs.push_back(summarize(issue_samples));
     completion.runs.push_back(summarize(completion_samples));
     round_trip.runs.push_back(summarize(round_trip_samples));
@@ -181,7 +199,7 @@ Result measure(const LatencyConfig& c, bool use_inline) {
 }
 
 int run_latency(const Arguments& arguments, Report& report) {
-  arguments.provider({"softnic"});
+  const FabricSessionBuilder fabric(arguments.provider({"softnic", "mlx5"}), arguments);
   const bool quick = arguments.flag("quick");
   LatencyConfig c;
   c.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000);
@@ -190,14 +208,17 @@ int run_latency(const Arguments& arguments, Report& report) {
   c.size = arguments.integer("size", 8, 8, 220);  // up to the inline limit used by the paper
   c.sq_depth = arguments.power_of_two("sq-depth", 64, mlx5::MLX5_MAX_SQ_WQEBBS);
   arguments.check_all_used();
+  const std::unique_ptr<FabricSession> session = fabric.open();
   for (bool use_inline : {true, false}) {
-    Result r = measure(c, use_inline);
+    Result r = measure(*session, c, use_inline);
+    // Both ranks know the outcome (read_word is collective), so both stop here together.
     if (!r.payload_validated) {
       report.add(r);
       throw Error("latency: payload validation failed for " + r.label);
     }
     report.add(r);
   }
+  if (!session->measures()) report.set_served(session->served_line("latency"));
   return 0;
 }
 

@@ -29,8 +29,9 @@ void print_usage(std::FILE* out) {
   }
   std::fprintf(out,
                "\ncommon flags: --provider softnic, --runs N, --iterations N, --warmup N, --output "
-               "FILE.json\nEvery number measured on the softnic is a software model, not a "
-               "ConnectX.\n");
+               "FILE.json\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
+               "--gid-index N; docs/hardware.md)\nEvery number measured on the softnic is a "
+               "software model, not a ConnectX.\n");
 }
 
 int run_experiment(const dissect::bench::Experiment& experiment, int argc, char** argv) {
@@ -38,6 +39,10 @@ int run_experiment(const dissect::bench::Experiment& experiment, int argc, char*
   const std::string output = arguments.text("output", "");
   dissect::bench::Report report;
   const int status = experiment.run(arguments, report);
+  if (!report.served().empty()) {
+    std::printf("%s\n", report.served().c_str());
+    return status;
+  }
   report.print_table(stdout);
   if (!output.empty()) {
     report.write_json(output, arguments.command_line());

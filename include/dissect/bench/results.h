@@ -53,9 +53,14 @@ class Report {
   void print_table(std::FILE* out) const;  // one line per result and metric
   std::string to_json(const std::string& command_line) const;
   void write_json(const std::string& path, const std::string& command_line) const;
+  // Set by a rank that only served as a peer's target: main prints this line instead of a table
+  // and writes no JSON (which could overwrite rank 0's on a shared file system).
+  void set_served(std::string line) { served_ = std::move(line); }
+  const std::string& served() const { return served_; }
 
  private:
   std::vector<Result> results_;
+  std::string served_;
 };
 
 }  // namespace dissect::bench

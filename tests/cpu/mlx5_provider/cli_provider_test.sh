@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
 # --provider across every `dissect` subcommand: a NIC provider that a subcommand cannot drive is
 # refused with one line naming the subcommand and what is missing, exit 2, and nothing runs on the
-# softnic in its place. `doctor` is the one subcommand that takes every provider.
+# softnic in its place. `doctor` takes every provider; `latency` and `rate` take mlx5 on two ranks
+# and, without an RDMA device here, refuse with one line naming the missing device.
+# Usage: cli_provider_test.sh <dissect> <ON|OFF: built with rdma-core>
 set -u
 dissect=$1
+have_mlx5=${2:-ON}
 failures=0
+mlx5_wired="latency rate"
 
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_one_line WANT COMMAND ARGS...: exit 2, one line on stderr containing WANT, nothing on
+# stdout; bounded, so a command that waits for a peer fails instead of hanging.
+expect_one_line() {
+  local want=$1; shift
+  local out err status
+  out=$(timeout 30 "$dissect" "$@" 2>/tmp/cli_provider_err.$$); status=$?
+  err=$(cat /tmp/cli_provider_err.$$); rm -f /tmp/cli_provider_err.$$
+  local lines; lines=$(printf '%s\n' "$err" | grep -c .)
+  if [ "$status" -ne 2 ] || [ "$lines" -ne 1 ] || [[ "$err" != *"$want"* ]] || [ -n "$out" ]; then
+    fail "dissect $* -> exit $status, stderr: $err, stdout: $out (expected exit 2 and one line with '$want')"
+  fi
+}
 
 expect_refused() {
   local command=$1 provider=$2
@@ -29,8 +46,33 @@ expect_refused() {
 commands=$("$dissect" list) || { echo "FAIL: dissect list"; exit 1; }
 [ -n "$commands" ] || fail "dissect list printed no experiment"
 for command in $commands report; do
-  expect_refused "$command" mlx5
+  if [[ " $mlx5_wired " != *" $command "* ]]; then expect_refused "$command" mlx5; fi
   expect_refused "$command" ibverbs
+done
+
+# latency and rate drive mlx5. What stops them here, before anything waits for a peer:
+# a build without rdma-core says how to build it; without an RDMA device, the missing device;
+# with one (a NIC machine), the single-rank launch.
+if ls /dev/infiniband/uverbs* >/dev/null 2>&1; then have_device=1; else have_device=0; fi
+for command in $mlx5_wired; do
+  if [ "$have_mlx5" != ON ]; then
+    expect_one_line "--provider mlx5: this dissect was built without rdma-core" "$command" --provider mlx5
+    continue
+  fi
+  if [ "$have_device" -eq 0 ]; then
+    expect_one_line "--provider mlx5 needs an RDMA device, and rdma-core lists no mlx5 device" \
+      "$command" --provider mlx5
+    # Launched as rank 0 of 2: still refused at once, not after waiting for rank 1.
+    DISSECT_RANK=0 DISSECT_WORLD_SIZE=2 DISSECT_BOOTSTRAP_TIMEOUT=5 \
+      expect_one_line "needs an RDMA device" "$command" --provider mlx5
+  else
+    expect_one_line "this is a single-rank launch" "$command" --provider mlx5
+  fi
+  expect_one_line "--device mlx5_99: no such mlx5 RDMA device" "$command" --provider mlx5 --device mlx5_99
+  # --device belongs to the mlx5 fabric; the softnic run refuses it rather than ignore it.
+  expect_one_line "unknown flag --device" "$command" --device mlx5_0 --quick
+  expect_one_line "dissect $command: provider 'ibverbs' is not wired into '$command': it runs on softnic, mlx5" \
+    "$command" --provider ibverbs
 done
 
 # An unknown provider keeps its own message (and the supported list).
