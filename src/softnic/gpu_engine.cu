@@ -736,6 +736,31 @@ void GpuSoftNic::start() {
   running_.store(true, std::memory_order_release);
 }
 
+// Waits (bounded) for the engine kernel to return; a failed kernel or a timeout marks the engine
+// faulted and throws with its status.
+void GpuSoftNic::wait_engine_exit(const char* during, uint64_t timeout_ns) {
+  DeviceGuard guard(options_.device);
+  auto stream = static_cast<cudaStream_t>(engine_stream_);
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) {
+      faulted_.store(true, std::memory_order_release);
+      throw Error(std::string("softnic gpu: the engine kernel failed in ") + during + " (" +
+                  cuda_message(q) + "): " + describe_status());
+    }
+    const uint64_t waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - began).count();
+    if (waited > timeout_ns) {
+      faulted_.store(true, std::memory_order_release);
+      throw Error(std::string("softnic gpu: the engine kernel did not return in ") + during +
+                  " within " + std::to_string(waited / 1000000) + " ms: " + describe_status());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 void GpuSoftNic::drain(uint64_t timeout_ns) {
   if (running()) throw Error("softnic gpu: drain() needs the engine stopped: " + describe_status());
   if (options_.engine != EngineKind::gpu_kernel) {
@@ -747,23 +772,7 @@ void GpuSoftNic::drain(uint64_t timeout_ns) {
   ++generation_;
   engine_kernel<<<1, 1, 0, stream>>>(engine_tables_, stop_flag_, status_, generation_, true);
   check_cuda(cudaGetLastError(), "launching the engine kernel (drain)");
-  const auto began = std::chrono::steady_clock::now();
-  for (;;) {
-    const cudaError_t q = cudaStreamQuery(stream);
-    if (q == cudaSuccess) return;
-    if (q != cudaErrorNotReady) {
-      faulted_.store(true, std::memory_order_release);
-      throw Error("softnic gpu: the engine kernel failed in drain() (" + cuda_message(q) + "): " +
-                  describe_status());
-    }
-    const uint64_t waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - began).count();
-    if (waited > timeout_ns) {
-      throw Error("softnic gpu: drain() did not finish within " + std::to_string(waited / 1000000) +
-                  " ms: " + describe_status());
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  wait_engine_exit("drain()", timeout_ns);
 }
 
 void GpuSoftNic::stop(uint64_t timeout_ns) {
@@ -775,26 +784,16 @@ void GpuSoftNic::stop(uint64_t timeout_ns) {
     return;
   }
   __atomic_store_n(stop_flag_, 1u, __ATOMIC_SEQ_CST);
-  const auto began = std::chrono::steady_clock::now();
-  DeviceGuard guard(options_.device);
-  auto stream = static_cast<cudaStream_t>(engine_stream_);
-  for (;;) {
-    const cudaError_t q = cudaStreamQuery(stream);
-    if (q == cudaSuccess) break;  // the kernel has returned
-    if (q != cudaErrorNotReady) {
+  try {
+    wait_engine_exit("stop()", timeout_ns);
+  } catch (...) {
+    // A kernel that failed has ended; one that timed out may still run, and stays "running" so
+    // that nothing frees memory behind it.
+    DeviceGuard guard(options_.device);
+    if (cudaStreamQuery(static_cast<cudaStream_t>(engine_stream_)) != cudaErrorNotReady) {
       running_.store(false, std::memory_order_release);
-      faulted_.store(true, std::memory_order_release);
-      throw Error("softnic gpu: the engine kernel failed (" + cuda_message(q) + "): " +
-                  describe_status());
     }
-    const uint64_t waited = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - began).count();
-    if (waited > timeout_ns) {
-      faulted_.store(true, std::memory_order_release);
-      throw Error("softnic gpu: the engine did not stop within " + std::to_string(waited / 1000000) +
-                  " ms: " + describe_status());
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    throw;
   }
   running_.store(false, std::memory_order_release);
 }

@@ -171,6 +171,7 @@ class GpuSoftNic : public nic::Nic {
 
  private:
   void watchdog_loop();
+  void wait_engine_exit(const char* during, uint64_t timeout_ns);
   bool engine_in_device_memory() const { return options_.engine == EngineKind::gpu_kernel; }
 
   GpuSoftNicOptions options_;

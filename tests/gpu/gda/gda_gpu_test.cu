@@ -542,7 +542,7 @@ int run_pe_two_processes() {
 
 int main(int argc, char** argv) {
   using softnic::EngineKind;
-  const std::map<std::string, std::function<int()>> cases = {
+  const Cases cases = {
       {"gpu_engine_gpu_queues",
        [] { return run_single_thread<gda::ordering::gpu_fence>(EngineKind::gpu_kernel, nic::Placement::gpu); }},
       {"host_engine_host_queues",
@@ -560,26 +560,5 @@ int main(int argc, char** argv) {
       {"pe_two_gpus", [] { return run_pe_layout("two-gpus", EngineKind::gpu_kernel, nic::Placement::gpu); }},
       {"pe_two_processes", [] { return run_pe_two_processes(); }},
   };
-  std::vector<std::string> names;
-  for (int i = 1; i < argc; ++i) names.emplace_back(argv[i]);
-  if (names.empty()) for (auto& [k, v] : cases) names.push_back(k);
-  int rc = 0;
-  for (const auto& name : names) {
-    auto it = cases.find(name);
-    if (it == cases.end()) {
-      std::fprintf(stderr, "unknown case '%s'\n", name.c_str());
-      return 2;
-    }
-    int r;
-    try {
-      r = it->second();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "FAIL %s: %s\n", name.c_str(), e.what());
-      r = 1;
-    }
-    std::printf("[%s] %s\n", r == 0 ? "PASS" : r == SKIP ? "SKIP" : "FAIL", name.c_str());
-    if (r == SKIP && names.size() == 1) return SKIP;
-    if (r != 0 && r != SKIP) rc = 1;
-  }
-  return rc;
+  return run_cases(argc, argv, cases);
 }

@@ -15,27 +15,16 @@
 #include <vector>
 
 #include "dissect/nic/nic.h"
+#include "gpu_cases.h"
 #include "dissect/softnic/gpu_engine.h"
 
 namespace dissect::gputest {
-
-#define GT_CHECK(cond, ...)                                                           \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
-      std::fprintf(stderr, __VA_ARGS__);                                              \
-      std::fprintf(stderr, "\n");                                                     \
-      throw std::runtime_error("check failed");                                       \
-    }                                                                                 \
-  } while (0)
 
 #define GT_CUDA(call)                                                                 \
   do {                                                                                \
     cudaError_t e_ = (call);                                                          \
     GT_CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));             \
   } while (0)
-
-inline constexpr int SKIP = 77;
 
 // 0 devices -> prints the skip line; callers return SKIP.
 inline int device_count_or_skip() {

@@ -25,6 +25,7 @@
 #include "dissect/proxy/consumer.h"
 #include "dissect/proxy/cuda_rig.h"
 #include "dissect/proxy/handoff.h"
+#include "gpu_cases.h"
 
 namespace proxy = dissect::proxy;
 namespace pcuda = dissect::proxy::cuda;
@@ -32,17 +33,6 @@ using proxy::Sharing;
 
 namespace {
 
-#define PT_CHECK(cond, ...)                                                \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                   \
-      std::fprintf(stderr, "\n");                                          \
-      throw std::runtime_error("check failed");                            \
-    }                                                                      \
-  } while (0)
-
-constexpr int SKIP = 77;
 constexpr uint32_t SLOT = 64;  // bytes per write slot in A and B
 constexpr uint32_t UNSET = 0xffffffffu;
 
@@ -138,7 +128,7 @@ bool wait_stream(cudaStream_t s, double seconds) {
   for (;;) {
     const cudaError_t q = cudaStreamQuery(s);
     if (q == cudaSuccess) return true;
-    PT_CHECK(q == cudaErrorNotReady, "producer kernel failed: %s", cudaGetErrorString(q));
+    GT_CHECK(q == cudaErrorNotReady, "producer kernel failed: %s", cudaGetErrorString(q));
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -177,39 +167,39 @@ void expect_payloads(const pcuda::GpuProxyRig& rig, const Plan& plan) {
     const uint8_t* slot = rig.b.host + size_t{op} * SLOT;
     for (uint32_t b = 0; b < SLOT; ++b) {
       const uint8_t want = b < length_of(op) ? pattern_byte(op, b) : 0;
-      PT_CHECK(slot[b] == want, "write %u (producer %u) byte %u of %u: 0x%02x, want 0x%02x", op,
+      GT_CHECK(slot[b] == want, "write %u (producer %u) byte %u of %u: 0x%02x, want 0x%02x", op,
                op / plan.requests, b, length_of(op), slot[b], want);
     }
   }
   const auto* counters = reinterpret_cast<const uint64_t*>(rig.b.host + counters_offset(plan));
   for (uint32_t p = 0; p < plan.producers; ++p) {
-    PT_CHECK(counters[p] == plan.requests, "producer %u's fetch-add counter is %llu, want %u", p,
+    GT_CHECK(counters[p] == plan.requests, "producer %u's fetch-add counter is %llu, want %u", p,
              static_cast<unsigned long long>(counters[p]), plan.requests);
   }
 }
 
 void expect_accounting(pcuda::GpuProxyRig& rig, const Plan& plan) {
   const uint64_t total = uint64_t{2} * plan.requests * plan.producers;
-  PT_CHECK(rig.executed_wqes() == total, "engine executed %llu WQEs, want %llu",
+  GT_CHECK(rig.executed_wqes() == total, "engine executed %llu WQEs, want %llu",
            static_cast<unsigned long long>(rig.executed_wqes()), static_cast<unsigned long long>(total));
   uint64_t consumed = 0;
   for (const auto& st : rig.proxy->stats()) {
     consumed += st.descriptors;
-    PT_CHECK(st.bad_descriptors == 0, "worker %u: %llu bad descriptors", st.worker,
+    GT_CHECK(st.bad_descriptors == 0, "worker %u: %llu bad descriptors", st.worker,
              static_cast<unsigned long long>(st.bad_descriptors));
   }
-  PT_CHECK(consumed == total, "workers consumed %llu descriptors, want %llu",
+  GT_CHECK(consumed == total, "workers consumed %llu descriptors, want %llu",
            static_cast<unsigned long long>(consumed), static_cast<unsigned long long>(total));
   for (uint32_t r = 0; r < plan.ring_count; ++r) {
     const uint32_t producers_here = (plan.producers + plan.ring_count - 1 - r) / plan.ring_count;
     const uint64_t want = uint64_t{2} * plan.requests * producers_here;
     const uint64_t got = *rig.proxy->host_view(r).completed;
-    PT_CHECK(got == want, "ring %u (%s counter): completed %llu, want %llu", r,
+    GT_CHECK(got == want, "ring %u (%s counter): completed %llu, want %llu", r,
              pcuda::to_string(rig.counter_placement), static_cast<unsigned long long>(got),
              static_cast<unsigned long long>(want));
   }
   const proxy::ShutdownReport report = rig.proxy->stop(proxy::StopMode::drain);
-  PT_CHECK(report.drained, "proxy not drained:\n%s", report.describe().c_str());
+  GT_CHECK(report.drained, "proxy not drained:\n%s", report.describe().c_str());
 }
 
 // With the proxy stopped, the producers must stop at exactly `entries` published descriptors and
@@ -217,30 +207,30 @@ void expect_accounting(pcuda::GpuProxyRig& rig, const Plan& plan) {
 void expect_full_ring_blocks(pcuda::GpuProxyRig& rig, const Shape& shape, proxy::Handoff handoff,
                              cudaStream_t s) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  PT_CHECK(cudaStreamQuery(s) == cudaErrorNotReady, "producers finished although the proxy never ran");
+  GT_CHECK(cudaStreamQuery(s) == cudaErrorNotReady, "producers finished although the proxy never ran");
   const proxy::RingHandle ring = rig.proxy->host_view(0);
   proxy::Request r;
   for (uint64_t i = 0; i < shape.entries; ++i) {
-    PT_CHECK(proxy::peek(handoff, ring, i, &r), "descriptor %llu of the full ring not published",
+    GT_CHECK(proxy::peek(handoff, ring, i, &r), "descriptor %llu of the full ring not published",
              static_cast<unsigned long long>(i));
   }
-  PT_CHECK(!proxy::peek(handoff, ring, shape.entries, &r), "descriptor %u published over an unconsumed slot",
+  GT_CHECK(!proxy::peek(handoff, ring, shape.entries, &r), "descriptor %u published over an unconsumed slot",
            shape.entries);
-  PT_CHECK(ring.consumer->tail == 0, "tail moved to %llu with no worker",
+  GT_CHECK(ring.consumer->tail == 0, "tail moved to %llu with no worker",
            static_cast<unsigned long long>(ring.consumer->tail));
-  PT_CHECK(rig.executed_wqes() == 0, "engine executed %llu WQEs with no worker",
+  GT_CHECK(rig.executed_wqes() == 0, "engine executed %llu WQEs with no worker",
            static_cast<unsigned long long>(rig.executed_wqes()));
 }
 
 template <typename Handoff, Sharing S>
 int run(const Shape& shape, proxy::Handoff handoff) {
-  if (device_count_or_skip() == 0) return SKIP;
+  if (device_count_or_skip() == 0) return dissect::gputest::SKIP;
   if (shape.counters == pcuda::CounterPlacement::gpu) {
     int managed = 0;
     cudaDeviceGetAttribute(&managed, cudaDevAttrConcurrentManagedAccess, 0);
     if (!managed) {
       std::fprintf(stderr, "device 0 has no concurrent managed access (GPU-resident counter): skipped\n");
-      return SKIP;
+      return dissect::gputest::SKIP;
     }
   }
   const uint32_t producers = shape.ctas * shape.threads;
@@ -260,10 +250,10 @@ int run(const Shape& shape, proxy::Handoff handoff) {
     expect_full_ring_blocks(rig, shape, handoff, stream.s);
     rig.proxy->start();
   }
-  PT_CHECK(wait_stream(stream.s, 40), "producers did not finish in 40 s:\n%s",
+  GT_CHECK(wait_stream(stream.s, 40), "producers did not finish in 40 s:\n%s",
            rig.proxy->stop(proxy::StopMode::abandon).describe().c_str());
   for (uint32_t p = 0; p < producers; ++p) {
-    PT_CHECK(statuses[p] == 0, "producer %u: status %s at pair %u (raw 0x%x)", p,
+    GT_CHECK(statuses[p] == 0, "producer %u: status %s at pair %u (raw 0x%x)", p,
              proxy::to_string(static_cast<proxy::Status>(statuses[p] & 0xff)), statuses[p] >> 8, statuses[p]);
   }
   expect_payloads(rig, plan);
@@ -288,7 +278,7 @@ int owned(const Shape& s) { return run<owned_tuned, Sharing::exclusive>(s, proxy
 int main(int argc, char** argv) {
   // {ctas, threads, T, R, entries, pairs, wait_every, counter, start_stopped}. Tuned: one producer
   // per ring (R = producers); baseline: producers share rings.
-  const std::map<std::string, std::function<int()>> cases = {
+  const dissect::gputest::Cases cases = {
       {"baseline_one_thread", [] { return baseline({1, 1, 1, 1, 64, 256, 0, kHost, false}); }},
       {"tuned_one_thread", [] { return tuned({1, 1, 1, 1, 64, 256, 0, kHost, false}); }},
       {"baseline_warp_shared_ring", [] { return baseline({1, 32, 1, 1, 64, 32, 0, kHost, false}); }},
@@ -303,26 +293,5 @@ int main(int argc, char** argv) {
       {"owned_ctas_private_rings", [] { return owned({4, 8, 4, 32, 64, 32, 4, kHost, false}); }},
       {"owned_backpressure", [] { return owned({1, 1, 1, 1, 4, 64, 0, kHost, true}); }},
   };
-  std::vector<std::string> names;
-  for (int i = 1; i < argc; ++i) names.emplace_back(argv[i]);
-  if (names.empty()) for (const auto& c : cases) names.push_back(c.first);
-  int rc = 0;
-  for (const auto& name : names) {
-    const auto it = cases.find(name);
-    if (it == cases.end()) {
-      std::fprintf(stderr, "unknown case '%s'\n", name.c_str());
-      return 2;
-    }
-    int r;
-    try {
-      r = it->second();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "FAIL %s: %s\n", name.c_str(), e.what());
-      r = 1;
-    }
-    std::printf("[%s] %s\n", r == 0 ? "PASS" : r == SKIP ? "SKIP" : "FAIL", name.c_str());
-    if (r == SKIP && names.size() == 1) return SKIP;
-    if (r != 0 && r != SKIP) rc = 1;
-  }
-  return rc;
+  return dissect::gputest::run_cases(argc, argv, cases);
 }

@@ -82,11 +82,7 @@ inline ModifyQpIn build_init2rtr_dci_in(uint32_t qpn, const DciConnectParams& p)
 inline ModifyQpIn build_rtr2rts_dci_in(uint32_t qpn, const DciConnectParams& p) {
   ModifyQpIn in = modify_header(MLX5_CMD_OP_RTR2RTS_QP, qpn);
   constexpr uint32_t ctx = modify_qp_in::qpc;
-  set_field(in, at(ctx, qpc::next_send_psn), p.sq_psn);
-  set_field(in, at(ctx, qpc::retry_count), p.retry_cnt);
-  set_field(in, at(ctx, qpc::rnr_retry), p.rnr_retry);
-  set_field(in, at(ctx, qpc::log_sra_max), ceil_log2(p.max_rd_atomic));
-  set_field(in, at(ctx, qpc::log_ack_req_freq), 0);  // ACK every packet
+  set_requester_retry(in, p);
   set_field(in, primary_path(ctx, ads::ack_timeout), p.timeout);
   return in;
 }

@@ -149,14 +149,22 @@ inline ModifyQpIn build_init2rtr_qp_in(uint32_t qpn, const RcConnectParams& p,
   return in;
 }
 
-inline ModifyQpIn build_rtr2rts_qp_in(uint32_t qpn, const RcConnectParams& p) {
-  ModifyQpIn in = modify_header(MLX5_CMD_OP_RTR2RTS_QP, qpn);
+// The requester half of RTR->RTS, shared by RC QPs and DCIs: first PSN, retry counts, outstanding
+// RDMA reads/atomics, and an ACK for every packet (as NVSHMEM, DOCA and DeepEP set it).
+template <typename Params>
+inline void set_requester_retry(ModifyQpIn& in, const Params& p) {
   constexpr uint32_t ctx = modify_qp_in::qpc;
   set_field(in, at(ctx, qpc::next_send_psn), p.sq_psn);
   set_field(in, at(ctx, qpc::retry_count), p.retry_cnt);
   set_field(in, at(ctx, qpc::rnr_retry), p.rnr_retry);
   set_field(in, at(ctx, qpc::log_sra_max), ceil_log2(p.max_rd_atomic));
-  set_field(in, at(ctx, qpc::log_ack_req_freq), 0);  // ACK every packet, as all three libraries
+  set_field(in, at(ctx, qpc::log_ack_req_freq), 0);
+}
+
+inline ModifyQpIn build_rtr2rts_qp_in(uint32_t qpn, const RcConnectParams& p) {
+  ModifyQpIn in = modify_header(MLX5_CMD_OP_RTR2RTS_QP, qpn);
+  constexpr uint32_t ctx = modify_qp_in::qpc;
+  set_requester_retry(in, p);
   // The ACK timeout belongs to the address path in the PRM, though verbs sets it at RTR->RTS.
   set_field(in, primary_path(ctx, ads::ack_timeout), p.timeout);
   return in;
