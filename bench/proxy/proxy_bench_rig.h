@@ -48,10 +48,7 @@ struct ProxyBenchRig {
     for (const auto& s : proxy->stats()) out.push_back(proxy::read_cpu_clock_state(s.core));
     return out;
   }
-  std::string placement() const {
-    const auto stats = proxy->stats();
-    return stats.empty() ? "" : stats[0].placement;
-  }
+  std::string placement() const { return proxy->placement(); }
 
   std::unique_ptr<softnic::SoftNic> softnic;
   std::unique_ptr<nic::ProtectionDomain> pd;

@@ -122,4 +122,8 @@ std::vector<WorkerStats> Proxy::stats() const {
   return out;
 }
 
+std::string Proxy::placement() const {
+  return workers_.empty() ? std::string() : workers_.front()->stats().placement;
+}
+
 }  // namespace dissect::proxy

@@ -156,10 +156,7 @@ struct GpuProxyRig {
     for (const auto& qp : qps) n += softnic->counters(qp->qpn()).wqes_executed;
     return n;
   }
-  std::string placement() const {
-    const auto stats = proxy->stats();
-    return stats.empty() ? "" : stats[0].placement;
-  }
+  std::string placement() const { return proxy->placement(); }
 
   std::unique_ptr<softnic::SoftNic> softnic;
   std::unique_ptr<nic::ProtectionDomain> pd;

@@ -91,6 +91,8 @@ class Proxy {
   RingHandle host_view(uint32_t r) const;   // the same ring at host addresses (tests, tools)
   uint32_t worker_of_ring(uint32_t r) const { return r % config_.workers; }
   std::vector<WorkerStats> stats() const;
+  // How worker 0 was placed ("core 3 on the GPU's NUMA node", "unpinned ..."), for result labels.
+  std::string placement() const;
   const ProxyConfig& config() const { return config_; }
 
  private:
