@@ -188,9 +188,7 @@ DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
 DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint64_t* index) {
   if (!request_fits(request)) return Status::rejected;
   const uint64_t i = owner.head;
-  // Inline on purpose: an out-of-line slow path taking `owner` by reference moved the whole
-  // OwnedRing to local memory (checked in SASS).
-  if (__builtin_expect(i >= owner.room_until, 0)) {
+  if (i >= owner.room_until) {
     const Status room = wait_for_slot<tuned, Sharing::exclusive>(owner.ring, i, owner.ring.timeout_ns);
     if (room != Status::ok) return room;
     owner.room_until = load_relaxed<Scope::gpu>(&owner.ring.producer->tail_cache) + owner.ring.entries;
@@ -200,9 +198,12 @@ DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint6
   *index = i;
   owner.head = i + 1;
   // Off the issue path: the next slot, and the phase flip at the end of each lap.
-  const bool lap_ends = owner.ring.slot(i + 1) == 0;
-  owner.slot = lap_ends ? owner.ring.descriptors : owner.slot + 1;
-  owner.phase_bits ^= lap_ends ? PHASE_BIT : 0;
+  if (owner.ring.slot(i + 1) == 0) {
+    owner.slot = owner.ring.descriptors;
+    owner.phase_bits ^= PHASE_BIT;
+  } else {
+    ++owner.slot;
+  }
   return Status::ok;
 }
 
