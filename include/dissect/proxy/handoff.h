@@ -197,7 +197,7 @@ DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint6
   store_descriptor_posted(owner.slot, Descriptor{d.word0 | owner.phase_bits, d.word1 | owner.phase_bits});
   *index = i;
   owner.head = i + 1;
-  // Off the issue path: the next slot, and the phase flip at the end of each lap.
+  // After the store, so they do not delay it: the next slot, and the phase flip at a lap end.
   if (owner.ring.slot(i + 1) == 0) {
     owner.slot = owner.ring.descriptors;
     owner.phase_bits ^= PHASE_BIT;
