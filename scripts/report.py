@@ -169,6 +169,43 @@ def telemetry_section(path, out_dir, notes):
     return lines
 
 
+def p50(results, experiment, label, metric):
+    for r in results:
+        if r["experiment"] == experiment and r["label"] == label:
+            for m in r["metrics"]:
+                if m["name"] == metric:
+                    return m["p50"]
+    return None
+
+
+def checks_section(results):
+    """The ratios the paper's claims rest on, each from two rows of this same run."""
+    rows = []
+
+    def ratio(what, numerator, denominator, bound, reading):
+        if numerator is None or denominator is None or denominator <= 0:
+            return
+        value = numerator / denominator
+        verdict = "yes" if value <= bound else "no"
+        rows.append(f"| {what} | {numerator:.3f} / {denominator:.3f} = {value:.2f} | "
+                    f"{reading} {bound:g} | {verdict} |")
+
+    floor = p50(results, "gpu-mechanism-floor", "gpu-fence", "floor")
+    for label in ("pointer", "inline"):
+        ratio(f"mini-gda issue ({label}, GPU-scope fence) / mechanism floor",
+              p50(results, "gpu-latency", label, "issue"), floor, 1.5, "at most")
+    ratio("tuned proxy enqueue / one posted 16 B store",
+          p50(results, "gpu-proxy-latency", "tuned", "issue"),
+          p50(results, "gpu-proxy-latency", "16B posted store (reference)", "issue"), 2.0, "at most")
+    off = p50(results, "gpu-telemetry-rate", "off", "ns per message")
+    on = p50(results, "gpu-telemetry-rate", "N=16", "ns per message")
+    ratio("GPU-path time per message, telemetry N = 16 / off", on, off, 1.05, "at most")
+    if not rows:
+        return []
+    return ["## Checks (same run)", "",
+            "| check | value | asked | met |", "|---|---|---|---|"] + rows + [""]
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -193,6 +230,7 @@ def main():
         image = plot(experiment, results, out_dir, notes)
         if image:
             lines += [f"![{experiment}]({image})", ""]
+    lines += checks_section(data["results"])
     if len(sys.argv) == 4:
         lines += telemetry_section(sys.argv[3], out_dir, notes)
     if notes:
