@@ -158,24 +158,45 @@ DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index)
 // ---- the sole producer of a ring: the paper's tuned enqueue, "a single posted 16 B store" ----
 
 // A ring's sole producer with its progress in registers: nothing is read from memory on the
-// enqueue path until the cached tail says the ring is full. What the enqueue needs next is kept
-// ready (the slot's address, the lap's phase bits, the index at which the cached tail says full),
-// so the issue is a compare, two ORs and the store. The memory copy (ProducerState::head, which
-// the worker's shutdown report reads) is written by disown(), not by each enqueue.
+// enqueue path until the cached tail says the ring is full. One countdown covers both events that
+// change more than the slot address (the cached room runs out; the lap ends and the phase flips),
+// so the common enqueue is a compare, two ORs, the store and three adds; refresh() handles the
+// rest out of the common path. The memory copy (ProducerState::head, which the worker's shutdown
+// report reads) is written by disown(), not by each enqueue.
 struct OwnedRing {
   RingHandle ring;
   uint64_t head;
   uint64_t room_until;    // tail cache + entries: head below it has a free slot
-  Descriptor* slot;       // &descriptors[slot(head)]
-  uint64_t phase_bits;    // the phase of head in bit 63 of each word (descriptor.h)
+  uint32_t slot;          // slot(head)
+  uint32_t phase_high;    // the phase of head in bit 31: bit 63 of each word once shifted (descriptor.h)
+  uint32_t until_event;   // enqueues left before the room or the lap runs out (0: refresh first)
 };
 
-// Takes the ring over; no other thread may enqueue on it while the OwnedRing is in use.
+// Takes the ring over; no other thread may enqueue on it while the OwnedRing is in use. Reads
+// nothing but the producer's counters and never waits: the first enqueue refreshes.
 DISSECT_HD inline OwnedRing own(const RingHandle& ring) {
-  const uint64_t head = ring.producer->head;
-  return OwnedRing{ring, head, ring.producer->tail_cache + ring.entries,
-                   &ring.descriptors[ring.slot(head)], ring.phase(head) << 63};
+  return OwnedRing{ring, ring.producer->head, ring.producer->tail_cache + ring.entries, 0, 0, 0};
 }
+
+namespace detail {
+// Brings the slot, the phase and the countdown to `head`, first waiting for room when the cached
+// tail says the ring is full.
+DISSECT_HD inline Status refresh(OwnedRing& owner) {
+  const uint64_t head = owner.head;
+  if (head >= owner.room_until) {
+    const Status room = wait_for_slot<tuned, Sharing::exclusive>(owner.ring, head, owner.ring.timeout_ns);
+    if (room != Status::ok) return room;
+    owner.room_until = load_relaxed<Scope::gpu>(&owner.ring.producer->tail_cache) + owner.ring.entries;
+  }
+  const uint32_t slot = owner.ring.slot(head);
+  const uint64_t room = owner.room_until - head;  // at most entries: the tail never passes head
+  const uint32_t lap_left = owner.ring.entries - slot;
+  owner.slot = slot;
+  owner.phase_high = static_cast<uint32_t>(owner.ring.phase(head)) << 31;
+  owner.until_event = room < lap_left ? static_cast<uint32_t>(room) : lap_left;
+  return Status::ok;
+}
+}  // namespace detail
 
 // Makes every payload this thread has written visible to the system (the worker, and the NIC that
 // reads the source buffer) before any descriptor it enqueues afterwards: one system-scope fence,
@@ -187,23 +208,17 @@ DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
 // by an earlier kernel or by the NIC).
 DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint64_t* index) {
   if (!request_fits(request)) return Status::rejected;
-  const uint64_t i = owner.head;
-  if (i >= owner.room_until) {
-    const Status room = wait_for_slot<tuned, Sharing::exclusive>(owner.ring, i, owner.ring.timeout_ns);
+  if (owner.until_event == 0) {
+    const Status room = detail::refresh(owner);
     if (room != Status::ok) return room;
-    owner.room_until = load_relaxed<Scope::gpu>(&owner.ring.producer->tail_cache) + owner.ring.entries;
   }
   const Descriptor d = encode(request, 0);
-  store_descriptor_posted(owner.slot, Descriptor{d.word0 | owner.phase_bits, d.word1 | owner.phase_bits});
-  *index = i;
-  owner.head = i + 1;
-  // After the store, so they do not delay it: the next slot, and the phase flip at a lap end.
-  if (owner.ring.slot(i + 1) == 0) {
-    owner.slot = owner.ring.descriptors;
-    owner.phase_bits ^= PHASE_BIT;
-  } else {
-    ++owner.slot;
-  }
+  const uint64_t phase = uint64_t{owner.phase_high} << 32;
+  store_descriptor_posted(&owner.ring.descriptors[owner.slot], Descriptor{d.word0 | phase, d.word1 | phase});
+  *index = owner.head;
+  ++owner.head;
+  ++owner.slot;
+  --owner.until_event;
   return Status::ok;
 }
 

@@ -84,6 +84,35 @@ TEST(Backpressure, TunedProducerRetriesAfterATimeoutOnceTheWorkerRuns) {
   for (uint32_t k = 0; k <= kEntries; ++k) EXPECT_EQ(rig.destination_words()[k], 1u) << "request " << k;
 }
 
+// The OwnedRing's room check lives in its refresh, off the common path: a full ring still times
+// out there without a store, keeps the index, and the retry writes the next lap's slot 0.
+TEST(Backpressure, OwnedRingTimesOutAtAFullRingAndRetriesIntoTheNextLap) {
+  ProxyRig rig(small_ring(proxy::Handoff::tuned), 4096);
+  const proxy::RingHandle ring = rig.proxy->ring(0);
+  proxy::OwnedRing owned = proxy::own(ring);
+  owned.ring.timeout_ns = 10'000'000;
+  uint64_t index = 0;
+  for (uint32_t k = 0; k < kEntries; ++k) {
+    ASSERT_EQ(proxy::enqueue(owned, count_request(k, 1024), &index), proxy::Status::ok);
+    EXPECT_EQ(index, k);
+  }
+  const auto before = snapshot(ring);
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(proxy::enqueue(owned, count_request(kEntries, 1024), &index), proxy::Status::timeout);
+  const std::string message = testing::internal::GetCapturedStderr();
+  EXPECT_NE(message.find("descriptor index " + std::to_string(kEntries)), std::string::npos) << message;
+  EXPECT_TRUE(same(before, snapshot(ring))) << "a full ring was overwritten";
+  EXPECT_EQ(owned.head, kEntries) << "a timed-out enqueue kept an index";
+  rig.proxy->start();
+  owned.ring.timeout_ns = ring.timeout_ns;
+  ASSERT_EQ(proxy::enqueue(owned, count_request(kEntries, 1024), &index), proxy::Status::ok);
+  EXPECT_EQ(index, kEntries);
+  EXPECT_EQ(ring.descriptors[0].word1 >> 63, ring.phase(kEntries)) << "slot 0 without lap 1's phase";
+  ASSERT_EQ(proxy::wait_completion(ring, index), proxy::Status::ok);
+  for (uint32_t k = 0; k <= kEntries; ++k) EXPECT_EQ(rig.destination_words()[k], 1u) << "request " << k;
+  proxy::disown(owned);
+}
+
 // The producer blocks while the worker is stopped and resumes, losing nothing, once it runs.
 template <typename Handoff>
 void blocked_producer_resumes(proxy::Handoff kind) {
