@@ -167,7 +167,7 @@ struct OwnedRing {
   RingHandle ring;
   uint64_t head;
   uint64_t room_until;    // tail cache + entries: head below it has a free slot
-  uint32_t slot;          // slot(head)
+  Descriptor* slot;       // &descriptors[slot(head)]
   uint32_t phase_high;    // the phase of head in bit 31: bit 63 of each word once shifted (descriptor.h)
   uint32_t until_event;   // enqueues left before the room or the lap runs out (0: refresh first)
 };
@@ -175,7 +175,7 @@ struct OwnedRing {
 // Takes the ring over; no other thread may enqueue on it while the OwnedRing is in use. Reads
 // nothing but the producer's counters and never waits: the first enqueue refreshes.
 DISSECT_HD inline OwnedRing own(const RingHandle& ring) {
-  return OwnedRing{ring, ring.producer->head, ring.producer->tail_cache + ring.entries, 0, 0, 0};
+  return OwnedRing{ring, ring.producer->head, ring.producer->tail_cache + ring.entries, nullptr, 0, 0};
 }
 
 namespace detail {
@@ -191,7 +191,7 @@ DISSECT_HD inline Status refresh(OwnedRing& owner) {
   const uint32_t slot = owner.ring.slot(head);
   const uint64_t room = owner.room_until - head;  // at most entries: the tail never passes head
   const uint32_t lap_left = owner.ring.entries - slot;
-  owner.slot = slot;
+  owner.slot = &owner.ring.descriptors[slot];
   owner.phase_high = static_cast<uint32_t>(owner.ring.phase(head)) << 31;
   owner.until_event = room < lap_left ? static_cast<uint32_t>(room) : lap_left;
   return Status::ok;
@@ -204,21 +204,36 @@ DISSECT_HD inline Status refresh(OwnedRing& owner) {
 // tuned handoff moves out of each request (the baseline pays it in its release on ready[]).
 DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
 
-// The payload of `request` must already be visible to the system (order_payloads(), or written
-// by an earlier kernel or by the NIC).
-DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint64_t* index) {
-  if (!request_fits(request)) return Status::rejected;
-  if (owner.until_event == 0) {
-    const Status room = detail::refresh(owner);
-    if (room != Status::ok) return room;
-  }
+namespace detail {
+// One posted 16-byte store into the next slot, then the bookkeeping (after the store, so it does
+// not delay it). Requires until_event > 0.
+DISSECT_HD inline void store_next(OwnedRing& owner, const Request& request, uint64_t* index) {
   const Descriptor d = encode(request, 0);
   const uint64_t phase = uint64_t{owner.phase_high} << 32;
-  store_descriptor_posted(&owner.ring.descriptors[owner.slot], Descriptor{d.word0 | phase, d.word1 | phase});
+  store_descriptor_posted(owner.slot, Descriptor{d.word0 | phase, d.word1 | phase});
   *index = owner.head;
   ++owner.head;
   ++owner.slot;
   --owner.until_event;
+}
+}  // namespace detail
+
+// The payload of `request` must already be visible to the system (order_payloads(), or written
+// by an earlier kernel or by the NIC).
+//
+// The common case is written first and returns on its own so the compiler predicates it and the
+// store is not behind a taken branch (measured on the H200 against variants of this function: 63
+// cycles this way, 70 with the refresh check first, 89 with the slot as an index; one posted 16 B
+// store alone: 43).
+DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint64_t* index) {
+  if (!request_fits(request)) return Status::rejected;
+  if (owner.until_event != 0) {
+    detail::store_next(owner, request, index);
+    return Status::ok;
+  }
+  const Status room = detail::refresh(owner);
+  if (room != Status::ok) return room;
+  detail::store_next(owner, request, index);
   return Status::ok;
 }
 
