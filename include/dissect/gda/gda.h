@@ -3,7 +3,8 @@
 //   put*()        reserve -> build the WQE -> publish -> ring             (issue)
 //   put*() + wait_completion() / quiet()                                  (put+completion)
 //   post_writes() N WQEs, one doorbell; only the last is signalled        (doorbell batching)
-//   own(qp)       the counters in registers for a thread that alone drives the QP (gda/owned.h)
+//   own(qp)       the counters in registers for a thread that alone drives the QP; disown() or a
+//                 wait writes them back (gda/owned.h)
 //
 // Compiled for the device (GPU threads, sm_90) and for the host (host threads standing in for GPU
 // threads; the CPU tests drive the softnic this way). `Ordering` is a policy of gda/ordering.h,

@@ -2,13 +2,16 @@
 // path (§4.1), in which nothing is read from memory between the request and the doorbell.
 //
 //   OwnedQp q = own(handle);          // reads the counters once, outside any timed path
-//   put<Ordering>(q, ...);            // reserve from registers -> build -> ring -> store counters
-//   wait_completion<Ordering>(q, end) // as for a handle; also tells the registers what retired
+//   put<Ordering>(q, ...);            // reserve from registers -> build -> ring; stores nothing else
+//   wait_completion<Ordering>(q, end) // writes the counters back, then as for a handle; also tells
+//                                     // the registers what retired
+//   disown(q);                        // writes the counters back: the handle may be used again
 //
-// The counters are still stored to SendQueueState after every doorbell (posted stores, never read
-// back on the issue path), so a wait, quiet() or a later put on the plain handle sees the same QP.
-// Only an exclusive QP can be owned: the registers are a private copy, and no other thread may
-// move resv_head behind the owner's back.
+// The memory copy of the counters (SendQueueState resv_head, ready_head, prod_idx) is written only
+// where something reads it: before every wait (poll_cq widens each CQE's 16-bit wqe_counter
+// against prod_idx) and at disown(), as proxy::OwnedRing writes its head back. A put stores the
+// WQE, the dbrec and the doorbell and nothing more. Only an exclusive QP can be owned: the
+// registers are a private copy, and no other thread may move resv_head behind the owner's back.
 //
 // Why it matters: on an H200, reserving through SendQueueState costs one or two dependent L2
 // round trips (resv_head, then cons_idx once the ring has wrapped) before the first WQE store.
@@ -35,6 +38,14 @@ DISSECT_HD inline OwnedQp own(const nic::QpHandle& qp) {
   return OwnedQp{qp, qp.state->resv_head, qp.state->cons_idx};
 }
 
+// Brings SendQueueState up to the registers: everything reserved is published and rung.
+DISSECT_HD inline void disown(const OwnedQp& queue) {
+  nic::SendQueueState* state = queue.qp.state;
+  state->resv_head = queue.head;
+  state->ready_head = queue.head;
+  state->prod_idx = queue.head;
+}
+
 DISSECT_HD inline const nic::QpHandle& handle_of(const nic::QpHandle& qp) { return qp; }
 DISSECT_HD inline const nic::QpHandle& handle_of(const OwnedQp& queue) { return queue.qp; }
 
@@ -46,6 +57,7 @@ DISSECT_HD inline Status reserve(OwnedQp& queue, uint32_t wqebbs, uint64_t* base
   if (end > queue.completed + size) {
     queue.completed = queue.qp.state->cons_idx;  // the poller may have retired more since
     if (end > queue.completed + size) {
+      disown(queue);  // the wait polls the CQ, which reads prod_idx
       const Status room = wait_completion<Ordering, S>(queue.qp, end - size);
       if (room != Status::ok) return room;
       queue.completed = end - size;
@@ -61,18 +73,13 @@ DISSECT_HD inline Status publish_and_ring(OwnedQp& queue, uint64_t base, uint32_
   const uint64_t end = base + wqebbs;
   note_doorbell(queue.qp, base, end);
   store_doorbell_pair<Ordering>(queue.qp, end);
-  // After the doorbell: these stores are for later readers of the state, not for the NIC, and
-  // issuing them first would only lengthen what the ordering fence waits for.
-  nic::SendQueueState* state = queue.qp.state;
-  state->resv_head = end;
-  state->ready_head = end;
-  state->prod_idx = end;
   return Status::ok;
 }
 
 template <typename Ordering, Sharing S = Sharing::exclusive>
 DISSECT_HD inline Status wait_completion(OwnedQp& queue, uint64_t index,
                                          uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
+  disown(queue);
   const Status done = wait_completion<Ordering, S>(queue.qp, index, timeout_ns);
   if (done == Status::ok && index > queue.completed) queue.completed = index;
   return done;

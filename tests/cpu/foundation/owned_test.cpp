@@ -1,5 +1,6 @@
 // A QP owned by one thread (gda/owned.h): counters in registers, the ring still wraps, waits for
-// room and never overwrites; the state in memory stays what a plain handle expects; put_value.
+// room and never overwrites; the state in memory is what a plain handle expects after a wait or
+// disown(); put_value.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -80,6 +81,30 @@ TEST(OwnedQp, AFullRingBlocksAndNeverOverwritesAnUncompletedWqe) {
   ninth.join();
   ASSERT_EQ(gda::quiet<Policy>(owned), gda::Status::ok);
   EXPECT_EQ(0, std::memcmp(lb.destination.data(), lb.source.data(), 9 * 64));
+}
+
+// A put stores the WQE, the dbrec and the doorbell only: the memory copy of the counters is
+// brought up to date by disown() (or a wait), after which the plain handle continues the QP.
+TEST(OwnedQp, PutsLeaveTheStateBlockToDisown) {
+  Loopback lb({}, 4096);
+  fill_pattern(lb.source.data(), 3 * 64, 5);
+  gda::OwnedQp owned = gda::own(lb.qp());
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < 3; ++i) {
+    gda::WriteRequest r{lb.source_address(i * 64), lb.source_mr.lkey, 64,
+                        lb.destination_address(i * 64), lb.destination_mr.rkey};
+    ASSERT_EQ(gda::put<Policy>(owned, r, gda::Completion::signaled, &end), gda::Status::ok);
+  }
+  const auto* state = owned.qp.state;
+  EXPECT_EQ(state->resv_head, 0u);
+  EXPECT_EQ(state->prod_idx, 0u);
+  EXPECT_EQ(owned.head, 3u);
+  gda::disown(owned);
+  EXPECT_EQ(state->resv_head, 3u);
+  EXPECT_EQ(state->ready_head, 3u);
+  EXPECT_EQ(state->prod_idx, 3u);
+  ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(lb.qp(), end)), gda::Status::ok);
+  EXPECT_EQ(0, std::memcmp(lb.destination.data(), lb.source.data(), 3 * 64));
 }
 
 TEST(PutValue, EveryLengthFromOneToEightBytesLandsExactly) {

@@ -149,6 +149,7 @@ __global__ void owner_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8
           gda::Completion::signaled, end));
     }
   }
+  gda::disown(owned);  // owner_polls waits through the plain handle
   *result = status;
 }
 
