@@ -2,10 +2,17 @@
 
 #include <cstdio>
 
-#include "dissect/bootstrap/peer_info.h"
 #include "dissect/common/error.h"
 
 namespace dissect::bench {
+namespace {
+
+// The fabric buffer is registered whole, so a PeerInfo's region length is the buffer in bytes.
+size_t buffer_words(const bootstrap::PeerInfo& info) {
+  return static_cast<size_t>(info.length / sizeof(uint64_t));
+}
+
+}  // namespace
 
 RankFabric::RankFabric(bootstrap::Bootstrap& bootstrap, const NicOpener& open,
                        const std::string& device, const FabricConfig& config,
@@ -47,19 +54,16 @@ void RankFabric::create_resources(const NicOpener& open, const FabricConfig& con
 }
 
 void RankFabric::exchange(const std::string& device, const FabricConfig& config) {
-  FabricEndpoints mine;
-  mine.rank = rank_;
-  mine.host = bootstrap::host_name();
-  mine.device = device;
-  for (const auto& qp : qps_) mine.qps.push_back(qp->endpoint());
-  mine.buffer = RemoteBuffer{reinterpret_cast<uintptr_t>(buffer_.data()), region_.rkey,
-                             buffer_.size()};
-  const std::vector<FabricWire> all = bootstrap::allgather_value(bootstrap_, encode(mine));
-  for (int pe = 0; pe < 2; ++pe) endpoints_[pe] = decode(all[pe], pe);
-  const FabricEndpoints& peer = endpoints_[1 - rank_];
-  if (peer.qps.size() != config.qps || peer.buffer.words != config.buffer_words) {
+  std::vector<nic::QpEndpoint> mine;
+  for (const auto& qp : qps_) mine.push_back(qp->endpoint());
+  const bootstrap::PeerInfo offer = bootstrap::make_peer_info(bootstrap_, mine, region_, device);
+  const std::vector<bootstrap::PeerInfo> all = bootstrap::exchange_peer_info(bootstrap_, offer);
+  for (int pe = 0; pe < 2; ++pe) peer_infos_[pe] = all[static_cast<size_t>(pe)];
+  const bootstrap::PeerInfo& peer = peer_infos_[1 - rank_];
+  const size_t peer_words = buffer_words(peer);
+  if (peer.endpoint_count != config.qps || peer_words != config.buffer_words) {
     throw Error("rank " + std::to_string(peer.rank) + " offers " +
-                std::to_string(peer.qps.size()) + " QPs and " + std::to_string(peer.buffer.words) +
+                std::to_string(peer.endpoint_count) + " QPs and " + std::to_string(peer_words) +
                 " buffer words, rank " + std::to_string(rank_) + " made " +
                 std::to_string(config.qps) + " and " + std::to_string(config.buffer_words) +
                 ": launch both ranks with the same flags");
@@ -67,13 +71,14 @@ void RankFabric::exchange(const std::string& device, const FabricConfig& config)
 }
 
 void RankFabric::connect() {
-  const FabricEndpoints& peer = endpoints_[1 - rank_];
-  for (size_t i = 0; i < qps_.size(); ++i) qps_[i]->connect(peer.qps[i]);
+  const bootstrap::PeerInfo& peer = peer_infos_[1 - rank_];
+  const std::vector<nic::QpEndpoint> remote = bootstrap::offered_endpoints(peer);
+  for (size_t i = 0; i < qps_.size(); ++i) qps_[i]->connect(remote[i]);
   for (const auto& qp : qps_) side_.qps.push_back(qp->handle());
   side_.buffer = buffer_.data();
   side_.words = buffer_.size();
   side_.lkey = region_.lkey;
-  side_.peer = peer.buffer;
+  side_.peer = RemoteBuffer{peer.address, peer.rkey, buffer_words(peer)};
 }
 
 FabricSide& RankFabric::side(int pe) {
@@ -99,13 +104,13 @@ void RankFabric::label(Result& r) const {
   r.provider = labels_.provider;
   r.nic_model = labels_.nic_model;
   r.engine = labels_.engine;
-  const FabricEndpoints& a = endpoints_[0];
-  const FabricEndpoints& b = endpoints_[1];
-  r.pe_layout = "2 ranks, 1 PE each (" + bootstrap_.kind() + " bootstrap): rank 0 " + a.device +
-                " on " + a.host + " measures, rank 1 " + b.device + " on " + b.host +
+  const std::string device[2] = {peer_infos_[0].nic, peer_infos_[1].nic};
+  const std::string host[2] = {peer_infos_[0].host, peer_infos_[1].host};
+  r.pe_layout = "2 ranks, 1 PE each (" + bootstrap_.kind() + " bootstrap): rank 0 " + device[0] +
+                " on " + host[0] + " measures, rank 1 " + device[1] + " on " + host[1] +
                 " is the target";
-  r.knobs.emplace_back("device", a.device);
-  r.knobs.emplace_back("peer_device", b.device);
+  r.knobs.emplace_back("device", device[0]);
+  r.knobs.emplace_back("peer_device", device[1]);
   r.knobs.emplace_back("ranks", "2");
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -37,6 +38,14 @@ void copy_string(char (&out)[N], const std::string& text) {
 
 std::string entry_name(int index) { return "PeerInfo from rank " + std::to_string(index); }
 
+// Names arrive as fixed arrays; one without a NUL would run a reader past the field.
+template <size_t N>
+void check_terminated(const char (&name)[N], const char* field, int rank) {
+  if (std::memchr(name, '\0', N) == nullptr) {
+    throw Error(entry_name(rank) + " has an unterminated " + field + " name");
+  }
+}
+
 }  // namespace
 
 std::string host_name() {
@@ -45,12 +54,18 @@ std::string host_name() {
   return name;
 }
 
-PeerInfo make_peer_info(const Bootstrap& bootstrap, const nic::QpEndpoint& endpoint,
+PeerInfo make_peer_info(const Bootstrap& bootstrap, const std::vector<nic::QpEndpoint>& endpoints,
                         const nic::MemoryRegion& region, const std::string& nic, int gpu) {
+  if (endpoints.size() > PEER_INFO_MAX_ENDPOINTS) {
+    throw InvalidArgument("make_peer_info: " + std::to_string(endpoints.size()) +
+                          " QP endpoints, a PeerInfo carries at most " +
+                          std::to_string(PEER_INFO_MAX_ENDPOINTS));
+  }
   PeerInfo info;
   info.rank = bootstrap.rank();
   info.local_rank = bootstrap.local_rank();
-  info.endpoint = to_wire(endpoint);
+  info.endpoint_count = static_cast<uint32_t>(endpoints.size());
+  for (size_t i = 0; i < endpoints.size(); ++i) info.endpoints[i] = to_wire(endpoints[i]);
   info.rkey = region.rkey;
   info.address = reinterpret_cast<uint64_t>(region.address);
   info.length = region.length;
@@ -60,28 +75,41 @@ PeerInfo make_peer_info(const Bootstrap& bootstrap, const nic::QpEndpoint& endpo
   return info;
 }
 
+void check_peer_info(const PeerInfo& p, int rank) {
+  if (p.magic != PEER_INFO_MAGIC) {
+    throw Error(entry_name(rank) + " has magic " + hex(p.magic) + ", expected " +
+                hex(PEER_INFO_MAGIC) + " (not a dissect PE, or another byte order)");
+  }
+  if (p.version != PEER_INFO_VERSION || p.size != sizeof(PeerInfo)) {
+    throw Error(entry_name(rank) + " is version " + std::to_string(p.version) + " size " +
+                std::to_string(p.size) + ", this PE speaks version " +
+                std::to_string(PEER_INFO_VERSION) + " size " + std::to_string(sizeof(PeerInfo)) +
+                ": build every PE from the same dissect");
+  }
+  if (p.rank != rank) {
+    throw Error(entry_name(rank) + " says rank " + std::to_string(p.rank) +
+                ": make it with make_peer_info() on that PE");
+  }
+  if (p.endpoint_count > PEER_INFO_MAX_ENDPOINTS) {
+    throw Error(entry_name(rank) + " offers " + std::to_string(p.endpoint_count) +
+                " QP endpoints, more than the " + std::to_string(PEER_INFO_MAX_ENDPOINTS) +
+                " it has room for");
+  }
+  check_terminated(p.host, "host", rank);
+  check_terminated(p.nic, "nic", rank);
+}
+
+std::vector<nic::QpEndpoint> offered_endpoints(const PeerInfo& info) {
+  // Clamped, so that an info check_peer_info has not seen cannot read past the array.
+  const uint32_t count = std::min(info.endpoint_count, PEER_INFO_MAX_ENDPOINTS);
+  std::vector<nic::QpEndpoint> endpoints;
+  for (uint32_t i = 0; i < count; ++i) endpoints.push_back(from_wire(info.endpoints[i]));
+  return endpoints;
+}
+
 std::vector<PeerInfo> exchange_peer_info(Bootstrap& bootstrap, const PeerInfo& mine) {
   std::vector<PeerInfo> all = allgather_value(bootstrap, mine);
-  for (size_t i = 0; i < all.size(); ++i) {
-    const PeerInfo& p = all[i];
-    if (p.magic != PEER_INFO_MAGIC) {
-      throw Error(entry_name(static_cast<int>(i)) + " has magic " + hex(p.magic) + ", expected " +
-                  hex(PEER_INFO_MAGIC) + " (not a dissect PE, or another byte order)");
-    }
-    if (p.version != PEER_INFO_VERSION || p.size != sizeof(PeerInfo)) {
-      throw Error(entry_name(static_cast<int>(i)) + " is version " + std::to_string(p.version) +
-                  " size " + std::to_string(p.size) + ", this PE speaks version " +
-                  std::to_string(PEER_INFO_VERSION) + " size " + std::to_string(sizeof(PeerInfo)) +
-                  ": build every PE from the same dissect");
-    }
-    if (p.rank != static_cast<int32_t>(i)) {
-      throw Error(entry_name(static_cast<int>(i)) + " says rank " + std::to_string(p.rank) +
-                  ": make it with make_peer_info() on that PE");
-    }
-    if (p.host[sizeof(p.host) - 1] != '\0' || p.nic[sizeof(p.nic) - 1] != '\0') {
-      throw Error(entry_name(static_cast<int>(i)) + " has an unterminated host or nic name");
-    }
-  }
+  for (size_t i = 0; i < all.size(); ++i) check_peer_info(all[i], static_cast<int>(i));
   return all;
 }
 

@@ -4,7 +4,7 @@
 //
 // Control sequence, the same on both ranks and in this order (rank_fabric_test pins it):
 //   open the NIC -> create the PD -> create `qps` host-resident RC QPs -> register the buffer ->
-//   exchange endpoints (one allgather of FabricWire) -> connect QP i to the peer's QP i
+//   exchange endpoints (one allgather of bootstrap::PeerInfo) -> connect QP i to the peer's QP i
 //   (RESET -> INIT -> RTR -> RTS) -> barrier.
 // The closing barrier is there because an RC requester must not send before the responder's QP
 // has reached RTR: without it the first write could meet a QP in RESET and be NAKed.
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "dissect/bench/fabric.h"
-#include "dissect/bench/fabric_wire.h"
 #include "dissect/bootstrap/bootstrap.h"
+#include "dissect/bootstrap/peer_info.h"
 
 namespace dissect::bench {
 
@@ -44,7 +44,8 @@ class RankFabric : public Fabric {
   uint64_t read_word(int pe, size_t index) override;
   void label(Result& result) const override;
 
-  const FabricEndpoints& endpoints(int pe) const { return endpoints_[pe]; }
+  // What rank `pe` offered in the exchange (its host, NIC, QP endpoints and buffer).
+  const bootstrap::PeerInfo& peer_info(int pe) const { return peer_infos_[pe]; }
 
  private:
   void create_resources(const NicOpener& open, const FabricConfig& config);
@@ -59,7 +60,7 @@ class RankFabric : public Fabric {
   std::vector<std::unique_ptr<nic::QueuePair>> qps_;
   std::vector<uint64_t> buffer_;
   nic::MemoryRegion region_;
-  FabricEndpoints endpoints_[2];
+  bootstrap::PeerInfo peer_infos_[2];
   FabricSide side_;
 };
 

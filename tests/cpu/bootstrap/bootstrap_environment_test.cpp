@@ -141,11 +141,11 @@ void exchange_and_check(int expected_rank, int world) {
     mr.address = reinterpret_cast<void*>(0x7f0000000000ull + 0x1000000ull * me);
     mr.length = 1u << (12 + me);
     mr.rkey = 0xa0000000u | static_cast<uint32_t>(me << 8 | round);
-    const auto infos = exchange_peer_info(*bs, make_peer_info(*bs, ep, mr, "mlx5_" + std::to_string(me), me));
+    const auto infos = exchange_peer_info(*bs, make_peer_info(*bs, {ep}, mr, "mlx5_" + std::to_string(me), me));
     check(infos.size() == static_cast<size_t>(world), "infos size");
     for (int r = 0; r < world; ++r) {
       const PeerInfo& p = infos[static_cast<size_t>(r)];
-      const nic::QpEndpoint e = from_wire(p.endpoint);
+      const nic::QpEndpoint e = from_wire(p.endpoints[0]);
       check(e.qpn == 0x1000u * static_cast<uint32_t>(round + 1) + static_cast<uint32_t>(r) &&
                 e.lid == r + 10 && e.gid[0] == r * 16 && e.gid[15] == r * 16 + 15,
             "endpoint of rank " + std::to_string(r));

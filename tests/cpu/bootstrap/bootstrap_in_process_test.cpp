@@ -89,12 +89,12 @@ TEST(InProcess, ExchangesPeerInfoAndEndpoints) {
     mr.address = reinterpret_cast<void*>(0x10000 * (pe.rank() + 1));
     mr.length = 4096;
     mr.rkey = 0xbeef0000u + static_cast<uint32_t>(pe.rank());
-    const auto infos = exchange_peer_info(pe, make_peer_info(pe, ep, mr, "softnic", pe.rank()));
+    const auto infos = exchange_peer_info(pe, make_peer_info(pe, {ep}, mr, "softnic", pe.rank()));
     for (int r = 0; r < n; ++r) {
       const PeerInfo& p = infos[static_cast<size_t>(r)];
-      if (p.rank != r || p.endpoint.qpn != 0x100u + r || p.rkey != 0xbeef0000u + r ||
-          p.address != 0x10000u * (r + 1) || p.length != 4096 || p.gpu != r ||
-          std::string(p.nic) != "softnic" || from_wire(p.endpoint).gid[15] != r) {
+      if (p.rank != r || p.endpoint_count != 1 || p.endpoints[0].qpn != 0x100u + r ||
+          p.rkey != 0xbeef0000u + r || p.address != 0x10000u * (r + 1) || p.length != 4096 ||
+          p.gpu != r || std::string(p.nic) != "softnic" || from_wire(p.endpoints[0]).gid[15] != r) {
         throw Error("PeerInfo of rank " + std::to_string(r) + " wrong");
       }
     }

@@ -1,18 +1,17 @@
 // The two-rank fabric behind `dissect latency|rate --provider mlx5`, without a NIC: two ranks are
 // two threads of an in-process bootstrap, and each rank's "NIC" is a SoftNic wrapped in recorders
-// that log every control step. Pins the order of the control sequence, the endpoint wire format,
-// the refusals (world size, mismatched flags, another rank's PE) and a write across the ranks.
+// that log every control step. Pins the order of the control sequence, the refusals (world size,
+// mismatched flags, another rank's PE) and a write across the ranks. The record the ranks exchange
+// is bootstrap::PeerInfo; bootstrap_peer_info_test pins its wire format and its refusals.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "dissect/bench/fabric_wire.h"
 #include "dissect/bench/rank_fabric.h"
 #include "dissect/bootstrap/in_process.h"
 #include "dissect/gda/gda.h"
@@ -223,73 +222,6 @@ TEST(RankFabric, OneRankIsRefusedBeforeAnythingIsOpened) {
         << e.what();
   }
   EXPECT_TRUE(log.empty());
-}
-
-FabricEndpoints sample_endpoints() {
-  FabricEndpoints e;
-  e.rank = 1;
-  e.host = "node2";
-  e.device = "mlx5_3";
-  for (uint32_t i = 0; i < 3; ++i) {
-    nic::QpEndpoint q;
-    q.qpn = 0x100 + i;
-    q.lid = static_cast<uint16_t>(7 + i);
-    for (int b = 0; b < 16; ++b) q.gid[b] = static_cast<uint8_t>(b * 3 + i);
-    e.qps.push_back(q);
-  }
-  e.buffer = RemoteBuffer{0x7f0012345000ull, 0xabcd, 512};
-  return e;
-}
-
-TEST(FabricWire, RoundTripKeepsEveryField) {
-  const FabricEndpoints in = sample_endpoints();
-  FabricWire wire = encode(in);
-  // Through bytes, as the allgather carries it.
-  std::vector<uint8_t> bytes(sizeof(wire));
-  std::memcpy(bytes.data(), &wire, sizeof(wire));
-  FabricWire back;
-  std::memcpy(&back, bytes.data(), sizeof(back));
-  const FabricEndpoints out = decode(back, 1);
-  EXPECT_EQ(out.rank, 1);
-  EXPECT_EQ(out.host, "node2");
-  EXPECT_EQ(out.device, "mlx5_3");
-  ASSERT_EQ(out.qps.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(out.qps[i].qpn, in.qps[i].qpn);
-    EXPECT_EQ(out.qps[i].lid, in.qps[i].lid);
-    EXPECT_EQ(std::memcmp(out.qps[i].gid, in.qps[i].gid, 16), 0);
-  }
-  EXPECT_EQ(out.buffer.address, in.buffer.address);
-  EXPECT_EQ(out.buffer.rkey, in.buffer.rkey);
-  EXPECT_EQ(out.buffer.words, in.buffer.words);
-}
-
-TEST(FabricWire, RefusesWhatIsNotTheSameBuild) {
-  FabricWire w = encode(sample_endpoints());
-  auto message = [](const FabricWire& bad, int rank) {
-    try {
-      decode(bad, rank);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
-  FabricWire bad = w;
-  bad.magic = 0;
-  EXPECT_NE(message(bad, 1).find("magic"), std::string::npos);
-  bad = w;
-  bad.version = 9;
-  EXPECT_NE(message(bad, 1).find("version 9"), std::string::npos);
-  EXPECT_NE(message(w, 0).find("from rank 0 say rank 1"), std::string::npos);
-  bad = w;
-  bad.qp_count = FABRIC_MAX_QPS + 1;
-  EXPECT_NE(message(bad, 1).find("65 QPs"), std::string::npos);
-  bad = w;
-  std::memset(bad.device, 'x', sizeof(bad.device));
-  EXPECT_NE(message(bad, 1).find("device is not NUL-terminated"), std::string::npos);
-  FabricEndpoints many = sample_endpoints();
-  many.qps.resize(FABRIC_MAX_QPS + 1);
-  EXPECT_THROW(encode(many), InvalidArgument);
 }
 
 }  // namespace
