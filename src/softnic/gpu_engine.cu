@@ -16,6 +16,8 @@
 #include "dissect/softnic/execute.h"
 #include "dissect/telemetry/gpu_slot.h"
 #include "ipc_arena.h"
+#include "memory_registration.h"
+#include "queue_memory.h"
 
 namespace dissect::softnic {
 namespace {
@@ -202,36 +204,21 @@ size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 class GpuQueuePair : public nic::QueuePair {
  public:
   GpuQueuePair(GpuSoftNic& nic, uint32_t pd, const nic::QpAttributes& attributes)
-      : nic_(nic), attributes_(attributes) {
+      : nic_(nic), attributes_(checked_queue_attributes(attributes)) {
     const auto& a = attributes_;
-    nic::check_queue_depth("send queue depth (WQEBBs)", a.sq_wqebbs, mlx5::MLX5_MAX_SQ_WQEBBS);
-    if (attributes_.cq_entries == 0) attributes_.cq_entries = a.sq_wqebbs;
-    nic::check_queue_depth("send CQ depth", a.cq_entries, 1u << 22);
-    if (a.cq_entries < a.sq_wqebbs) throw InvalidArgument("send CQ depth is below the SQ depth");
-    if (a.rq_wqes != 0) nic::check_queue_depth("receive queue depth", a.rq_wqes, 1u << 15);
-    if (a.max_inline > mlx5::RC_MAX_INLINE_BY_DS ||
-        mlx5::wqebbs_for_ds(mlx5::rc_write_inline_ds(a.max_inline)) > a.sq_wqebbs) {
-      throw InvalidArgument("max_inline = " + std::to_string(a.max_inline) +
-                            " bytes does not fit one WQE of the send queue");
-    }
     if (nic.engine() == EngineKind::host_thread && a.placement == nic::Placement::gpu) {
       throw InvalidArgument(
           "softnic host-thread engine: queue placement 'gpu' needs the GPU engine");
     }
-    carve();
+    // The post stamps live in the telemetry slot (GPU memory, for GPU submitters).
+    memory_ = allocate_queue_memory(nic_, a, PostStamps::elsewhere);
+    // The queues may be in GPU memory: their initial bytes are built here and uploaded.
+    std::vector<uint8_t> image(memory_.bytes, 0);
+    mark_cqes_invalid(memory_, a, image.data());
+    nic_.upload(memory_.base, image.data(), memory_.bytes);
     index_ = nic_.allocate_qp_slot();
     qpn_ = QPN_BASE + index_;
-    context_ = QpContext{};
-    context_.qpn = qpn_;
-    context_.state = QP_STATE_RESET;
-    context_.pd = pd;
-    context_.sq = mlx5::send_ring{base_, a.sq_wqebbs};
-    context_.dbrec = dbrec_;
-    context_.doorbell = doorbell_;
-    context_.send_cq = CqContext{send_cqes_, a.cq_entries, qpn_, 0};
-    context_.rq = rq_;
-    context_.rq_wqe_count = a.rq_wqes;
-    context_.recv_cq = CqContext{recv_cqes_, a.rq_wqes ? a.rq_wqes : 1, qpn_ | 0x800000, 0};
+    context_ = make_queue_context(memory_, a, qpn_, pd);
     nic_.write_qp(index_, context_);
     telemetry_.open(nic_, "softnic-gpu" + std::to_string(nic_.nic_id()), nic_.device(),
                     a.telemetry_channel, qpn_, a.sq_wqebbs);  // GPU memory: for GPU submitters
@@ -240,7 +227,7 @@ class GpuQueuePair : public nic::QueuePair {
   ~GpuQueuePair() override {
     try {
       nic_.publish_qp_state(index_, QP_STATE_RESET);
-      nic_.release(base_);  // stops the engine around the free: it may be inside this QP
+      nic_.release(memory_.base);  // stops the engine around the free: it may be inside this QP
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dissect: softnic gpu: destroying QP 0x%x: %s\n", qpn_, e.what());
     }
@@ -249,29 +236,12 @@ class GpuQueuePair : public nic::QueuePair {
   uint32_t qpn() const override { return qpn_; }
 
   nic::QpHandle handle() const override {
-    nic::QpHandle h{};
-    h.sq = mlx5::send_ring{base_, attributes_.sq_wqebbs};
-    h.qpn = qpn_;
-    h.max_inline = attributes_.max_inline;
-    h.dbrec_send = &dbrec_->send_counter;
-    h.doorbell = doorbell_;
-    h.state = state_;
-    h.send_cq = nic::CqHandle{send_cqes_, attributes_.cq_entries, qpn_, nullptr};
-    h.telemetry = telemetry_.counters();
-    h.post_stamps = telemetry_.post_stamps();
-    return h;
+    return make_send_handle(memory_, attributes_, qpn_, telemetry_.counters(),
+                            telemetry_.post_stamps(), telemetry_.sample_mask());
   }
 
   nic::RecvQueueHandle recv_handle() const override {
-    nic::RecvQueueHandle h{};
-    h.rq = rq_;
-    h.wqe_count = attributes_.rq_wqes;
-    h.dbrec_recv = &dbrec_->rcv_counter;
-    h.head = recv_head_;
-    h.recv_cq = nic::CqHandle{recv_cqes_, attributes_.rq_wqes ? attributes_.rq_wqes : 1,
-                              qpn_ | 0x800000, nullptr};
-    h.recv_cq_ci = recv_cq_ci_;
-    return h;
+    return make_recv_handle(memory_, attributes_, qpn_);
   }
 
   nic::QpEndpoint endpoint() const override {
@@ -324,50 +294,12 @@ class GpuQueuePair : public nic::QueuePair {
     nic_.publish_qp_state(index_, QP_STATE_RTS);
   }
 
-  void carve() {
-    const auto& a = attributes_;
-    const uint32_t rq_cq = a.rq_wqes ? a.rq_wqes : 1;
-    const size_t sq_bytes = size_t{a.sq_wqebbs} * mlx5::MLX5_SEND_WQE_BB;
-    const size_t cq_bytes = size_t{a.cq_entries} * mlx5::MLX5_CQE_SIZE;
-    const size_t rq_bytes = align64(size_t{a.rq_wqes} * sizeof(mlx5::mlx5_wqe_data_seg));
-    const size_t rq_cq_bytes = size_t{rq_cq} * mlx5::MLX5_CQE_SIZE;
-    bytes_ = sq_bytes + cq_bytes + rq_bytes + rq_cq_bytes + 5 * 64;
-    base_ = static_cast<uint8_t*>(nic_.allocate(bytes_, a.placement));
-    std::vector<uint8_t> image(bytes_, 0);
-    uint8_t* p = base_ + sq_bytes;
-    send_cqes_ = reinterpret_cast<mlx5::mlx5_cqe64*>(p), p += cq_bytes;
-    rq_ = a.rq_wqes ? reinterpret_cast<mlx5::mlx5_wqe_data_seg*>(p) : nullptr, p += rq_bytes;
-    recv_cqes_ = reinterpret_cast<mlx5::mlx5_cqe64*>(p), p += rq_cq_bytes;
-    dbrec_ = reinterpret_cast<mlx5::mlx5_qp_dbrec*>(p), p += 64;
-    doorbell_ = reinterpret_cast<uint64_t*>(p), p += 64;
-    state_ = reinterpret_cast<nic::SendQueueState*>(p), p += 64;
-    recv_head_ = reinterpret_cast<uint64_t*>(p), p += 64;
-    recv_cq_ci_ = reinterpret_cast<uint64_t*>(p);
-    auto mark = [&](mlx5::mlx5_cqe64* cqes, uint32_t count) {
-      auto* in_image = reinterpret_cast<mlx5::mlx5_cqe64*>(
-          image.data() + (reinterpret_cast<uint8_t*>(cqes) - base_));
-      for (uint32_t i = 0; i < count; ++i) in_image[i].op_own = mlx5::MLX5_CQE_INITIAL_OP_OWN;
-    };
-    mark(send_cqes_, a.cq_entries);
-    mark(recv_cqes_, rq_cq);
-    nic_.upload(base_, image.data(), bytes_);
-  }
-
   GpuSoftNic& nic_;
   nic::QpAttributes attributes_;
   uint32_t index_ = 0;
   uint32_t qpn_ = 0;
   QpContext context_{};
-  uint8_t* base_ = nullptr;
-  size_t bytes_ = 0;
-  mlx5::mlx5_cqe64* send_cqes_ = nullptr;
-  mlx5::mlx5_cqe64* recv_cqes_ = nullptr;
-  mlx5::mlx5_wqe_data_seg* rq_ = nullptr;
-  mlx5::mlx5_qp_dbrec* dbrec_ = nullptr;
-  uint64_t* doorbell_ = nullptr;
-  nic::SendQueueState* state_ = nullptr;
-  uint64_t* recv_head_ = nullptr;
-  uint64_t* recv_cq_ci_ = nullptr;
+  QueueMemory memory_;
   telemetry::GpuQpSlot telemetry_;  // gathered and freed after the destructor's body
 };
 
@@ -376,28 +308,15 @@ class GpuProtectionDomain : public nic::ProtectionDomain {
   GpuProtectionDomain(GpuSoftNic& nic, uint32_t pd) : nic_(nic), pd_(pd) {}
 
   nic::MemoryRegion register_memory(void* address, size_t length, uint32_t access) override {
-    if (address == nullptr || length == 0) {
-      throw InvalidArgument("register_memory: empty region (address " +
-                            hex(reinterpret_cast<uintptr_t>(address)) + ", length " +
-                            std::to_string(length) + ")");
-    }
-    if ((access & ~nic::ACCESS_ALL) != 0) {
-      throw InvalidArgument("register_memory: unknown access flags " + hex(access));
-    }
-    const uint32_t index = nic_.allocate_mr_slot();
-    MrEntry entry{};
-    entry.address = reinterpret_cast<uintptr_t>(address);
-    entry.length = length;
-    entry.key = (index << 8) | (next_tag() & 0xff);
-    entry.access = access;
-    entry.pd = pd_;
-    entry.valid = 1;
-    nic_.write_mr(index, entry);
-    return nic::MemoryRegion{address, length, entry.key, entry.key, access};
+    const MrEntry entry = make_mr_entry(address, length, access, pd_, [this] {
+      return MrSlot{nic_.allocate_mr_slot(), next_tag()};
+    });
+    nic_.write_mr(mr_index(entry.key), entry);
+    return memory_region(entry);
   }
 
   void deregister_memory(const nic::MemoryRegion& region) override {
-    const uint32_t index = region.lkey >> 8;
+    const uint32_t index = mr_index(region.lkey);
     if (nic_.shadow_mr(index).key != region.lkey) {
       throw InvalidArgument("deregister_memory: unknown lkey " + hex(region.lkey));
     }

@@ -5,25 +5,9 @@
 
 #include "dissect/softnic/softnic.h"
 #include "dissect/telemetry/counters.h"
+#include "queue_memory.h"
 
 namespace dissect::softnic {
-
-// One allocation per QP holds every queue the submitter and the engine share, each at a 64 B
-// boundary: send ring, send CQ, receive ring, receive CQ, doorbell record, doorbell register,
-// submitter state.
-struct QueueMemory {
-  uint8_t* base = nullptr;
-  size_t bytes = 0;
-  mlx5::mlx5_cqe64* send_cqes = nullptr;
-  mlx5::mlx5_cqe64* recv_cqes = nullptr;
-  mlx5::mlx5_wqe_data_seg* rq = nullptr;
-  mlx5::mlx5_qp_dbrec* dbrec = nullptr;
-  uint64_t* doorbell = nullptr;
-  nic::SendQueueState* state = nullptr;
-  uint64_t* recv_head = nullptr;
-  uint64_t* recv_cq_ci = nullptr;
-  uint64_t* post_stamps = nullptr;  // one per send WQEBB, for telemetry's completion latency
-};
 
 class SoftQueuePair : public nic::QueuePair {
  public:

@@ -69,12 +69,13 @@ DISSECT_HD inline bool window_covers(const RemoteWindow& window, uint64_t addres
                                address - window.base <= window.bytes - length);
 }
 
-// `delta`: the RemoteWindow's, when `nic` is another process's tables (their `mrs` pointer is in
-// the owner's space).
-DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key, uint64_t delta = 0) {
+// `window`: the responder's, when `nic` is another process's tables (their `mrs` pointer is in the
+// owner's space).
+DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key,
+                                         const RemoteWindow& window = RemoteWindow{}) {
   const uint32_t index = key >> 8;
   if (index >= nic.mr_capacity) return nullptr;
-  const MrEntry* entry = &through(RemoteWindow{0, 0, delta}, nic.mrs)[index];
+  const MrEntry* entry = &through(window, nic.mrs)[index];
   if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) == 0) return nullptr;
   return entry->key == key ? entry : nullptr;
 }
@@ -84,11 +85,12 @@ DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t l
          address - entry.address <= entry.length - length;
 }
 
-// 0 when `key` names a region of protection domain `pd` covering [address, address + length)
-// with every flag of `access`.
+// True when `key` names a region of protection domain `pd` covering [address, address + length)
+// with every flag of `access`. `window`: as for find_mr; `address` is in the owner's space.
 DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t key, uint64_t address,
-                                  uint64_t length, uint32_t access, uint64_t delta = 0) {
-  const MrEntry* entry = find_mr(nic, key, delta);
+                                  uint64_t length, uint32_t access,
+                                  const RemoteWindow& window = RemoteWindow{}) {
+  const MrEntry* entry = find_mr(nic, key, window);
   return entry != nullptr && entry->pd == pd && (entry->access & access) == access &&
          covers(*entry, address, length);
 }
@@ -196,7 +198,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
   NicTables& remote_nic = *through(window, qp.remote_nic);
   QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
   if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
-                  window.delta) ||
+                  window) ||
       !window_covers(window, remote_address, length)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
@@ -247,7 +249,7 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
   QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
   if ((remote_address & 7) != 0 ||
       !key_allows(remote_nic, responder.pd, raddr->rkey.value(), remote_address, 8,
-                  8 /*REMOTE_ATOMIC*/, window.delta) ||
+                  8 /*REMOTE_ATOMIC*/, window) ||
       !window_covers(window, remote_address, 8)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
