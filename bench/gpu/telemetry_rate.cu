@@ -128,8 +128,7 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
         telemetry::QpCounters fresh;
         telemetry::initialise_counters(fresh, plain.qpn, telemetry::HistogramShape{5, 30000, v.n});
         check(cudaMemcpyAsync(v.block, &fresh, sizeof fresh, cudaMemcpyHostToDevice, a.stream), "block");
-        qp.telemetry = v.block;
-        qp.post_stamps = reinterpret_cast<uint64_t*>(v.block + 1);
+        nic::attach_telemetry(qp, v.block, reinterpret_cast<uint64_t*>(v.block + 1), fresh.sample_mask);
       }
       telemetry_rate_kernel<Policy><<<1, 1, 0, a.stream>>>(qp, a.src, a.src_mr.lkey, b.dst,
                                                              b.dst_mr.rkey, warmup, messages, out);

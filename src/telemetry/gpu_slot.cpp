@@ -68,6 +68,7 @@ void GpuQpSlot::open(nic::Nic& nic, const std::string& device_name, int cuda_dev
     nic_ = &nic;
     block_ = block;
     stamps_ = reinterpret_cast<uint64_t*>(block + 1);
+    sample_mask_ = fresh.sample_mask;
     QpCounters* slot = host.counters;
     ticket_ = session->add_device_block([session, slot, block, cuda_device] {
       QpCounters copy;

@@ -74,7 +74,7 @@ DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64
   uint64_t stamp = wqebbs | ps::opcode_class(opcode) << ps::CLASS_SHIFT |
                    (bytes < ps::BYTES_MAX ? bytes : ps::BYTES_MAX) << ps::BYTES_SHIFT;
   // (-start) mod N is the distance to the next multiple of N: covered when below the WQE's size.
-  if (((0 - start) & qp.telemetry->sample_mask) < wqebbs) {
+  if (((0 - start) & qp.telemetry_sample_mask) < wqebbs) {
     stamp |= ps::SAMPLED | (telemetry::clock_ns() >> ps::TIME_UNIT_SHIFT) << ps::TIME_SHIFT;
   }
   const uint64_t mask = qp.sq.mask();
@@ -82,43 +82,72 @@ DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64
   for (uint64_t k = 1; k < wqebbs; ++k) qp.post_stamps[(start + k) & mask] = 0;
 }
 
-// The ringer announces the WQEs that start in [from, to) as one doorbell.
-DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
-  namespace ps = post_stamp;
-  const uint64_t mask = qp.sq.mask();
+namespace detail {
+// What the ringer has summed so far over its range's stamps.
+struct RungSums {
   telemetry::DoorbellTally tally;
   uint32_t run_bucket = 0;  // payload sizes go in as runs: one add per change of size bucket
   uint64_t run = 0;
-  uint64_t now_units = 0;
-  for (uint64_t i = from; i < to; ++i) {
-    uint64_t* slot = &qp.post_stamps[i & mask];
-    const uint64_t stamp = *slot;
-    if (stamp == 0) continue;
-    const uint64_t bytes = (stamp >> ps::BYTES_SHIFT) & ps::BYTES_MAX;
-    const uint64_t op_class = (stamp >> ps::CLASS_SHIFT) & 3;
-    ++tally.wqes;
-    tally.payload_bytes += bytes;
-    tally.wqebbs += stamp & ps::WQEBBS;
-    tally.writes += op_class == ps::CLASS_WRITE;
-    tally.write_imms += op_class == ps::CLASS_WRITE_IMM;
-    const uint32_t bucket = telemetry::payload_size_bucket(bytes);
-    if (bucket != run_bucket && run != 0) {
-      telemetry::on_rung_sizes(qp.telemetry, run_bucket, run);
-      run = 0;
-    }
-    run_bucket = bucket;
-    ++run;
-    if (stamp & ps::SAMPLED) {
-      if (now_units == 0) now_units = telemetry::clock_ns() >> ps::TIME_UNIT_SHIFT;
-      const uint64_t age = (now_units - (stamp >> ps::TIME_SHIFT)) & ps::TIME_WINDOW_MASK;
-      const uint64_t posted_ns = (now_units - age) << ps::TIME_UNIT_SHIFT;
-      *slot = (stamp & ps::WQEBBS) | ps::SAMPLED |
-              (posted_ns & ps::RUNG_TIME_MASK) << ps::RUNG_TIME_SHIFT;
-    }
+  uint64_t now_units = 0;   // the ringer's clock, read at the first sampled WQE
+};
+
+DISSECT_HD inline void sum_stamp(telemetry::QpCounters* counters, uint64_t* slot, uint64_t stamp,
+                                 RungSums& sums) {
+  namespace ps = post_stamp;
+  if (stamp == 0) return;
+  const uint64_t bytes = (stamp >> ps::BYTES_SHIFT) & ps::BYTES_MAX;
+  const uint64_t op_class = (stamp >> ps::CLASS_SHIFT) & 3;
+  ++sums.tally.wqes;
+  sums.tally.payload_bytes += bytes;
+  sums.tally.wqebbs += stamp & ps::WQEBBS;
+  sums.tally.writes += op_class == ps::CLASS_WRITE;
+  sums.tally.write_imms += op_class == ps::CLASS_WRITE_IMM;
+  const uint32_t bucket = telemetry::payload_size_bucket(bytes);
+  if (bucket != sums.run_bucket && sums.run != 0) {
+    telemetry::on_rung_sizes(counters, sums.run_bucket, sums.run);
+    sums.run = 0;
   }
-  if (run != 0) telemetry::on_rung_sizes(qp.telemetry, run_bucket, run);
-  telemetry::on_rung(qp.telemetry, tally);
+  sums.run_bucket = bucket;
+  ++sums.run;
+  if (stamp & ps::SAMPLED) {
+    if (sums.now_units == 0) sums.now_units = telemetry::clock_ns() >> ps::TIME_UNIT_SHIFT;
+    const uint64_t age = (sums.now_units - (stamp >> ps::TIME_SHIFT)) & ps::TIME_WINDOW_MASK;
+    const uint64_t posted_ns = (sums.now_units - age) << ps::TIME_UNIT_SHIFT;
+    *slot = (stamp & ps::WQEBBS) | ps::SAMPLED | (posted_ns & ps::RUNG_TIME_MASK) << ps::RUNG_TIME_SHIFT;
+  }
+}
+}  // namespace detail
+
+// Calls visit(slot, stamp) for each WQEBB slot of [from, to), in order. The stamps are loaded
+// STAMP_LOADS at a time, every load issued before any is used: on a GPU they were written moments
+// ago by this thread's posts and live in L2, so reading them one after another would cost one L2
+// round trip per WQE on the submitter's path; this way it is one per chunk.
+inline constexpr uint32_t STAMP_LOADS = 8;
+
+template <typename Visit>
+DISSECT_HD inline void for_each_stamp(uint64_t* post_stamps, uint64_t mask, uint64_t from,
+                                      uint64_t to, Visit&& visit) {
+  for (uint64_t chunk = from; chunk < to; chunk += STAMP_LOADS) {
+    uint64_t stamps[STAMP_LOADS];
+    for (uint32_t k = 0; k < STAMP_LOADS; ++k) {
+      stamps[k] = chunk + k < to ? post_stamps[(chunk + k) & mask] : 0;
+    }
+    for (uint32_t k = 0; k < STAMP_LOADS; ++k) visit(&post_stamps[(chunk + k) & mask], stamps[k]);
+  }
+}
+
+// The ringer announces the WQEs that start in [from, to) as one doorbell. The handle's fields are
+// copied first: it may sit in memory that the stores below could alias, as far as the compiler
+// knows, and would otherwise be re-read after each of them.
+DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
+  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
+  telemetry::QpCounters* const counters = qp.telemetry;
+  detail::RungSums sums;
+  for_each_stamp(qp.post_stamps, qp.sq.mask(), from, to, [&](uint64_t* slot, uint64_t stamp) {
+    detail::sum_stamp(counters, slot, stamp, sums);
+  });
+  if (sums.run != 0) telemetry::on_rung_sizes(counters, sums.run_bucket, sums.run);
+  telemetry::on_rung(counters, sums.tally);
 }
 
 // One CQE retired [from, to): each WQE that starts there is completed, the sampled ones with
@@ -126,20 +155,19 @@ DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uin
 DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
   if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
   namespace ps = post_stamp;
-  const uint64_t mask = qp.sq.mask();
+  telemetry::QpCounters* const counters = qp.telemetry;
   uint64_t wqes = 0;
   uint64_t now = 0;
-  for (uint64_t i = from; i < to; ++i) {
-    const uint64_t stamp = qp.post_stamps[i & mask];
-    if (stamp == 0) continue;
+  for_each_stamp(qp.post_stamps, qp.sq.mask(), from, to, [&](uint64_t*, uint64_t stamp) {
+    if (stamp == 0) return;
     ++wqes;
     if (stamp & ps::SAMPLED) {
       if (now == 0) now = telemetry::clock_ns();
       const uint64_t latency = (now - (stamp >> ps::RUNG_TIME_SHIFT)) & ps::RUNG_TIME_MASK;
-      telemetry::record_latency_sample(qp.telemetry, latency);
+      telemetry::record_latency_sample(counters, latency);
     }
-  }
-  telemetry::on_completions(qp.telemetry, wqes, 1);
+  });
+  telemetry::on_completions(counters, wqes, 1);
 }
 
 DISSECT_HD inline void note_poll(const nic::QpHandle& qp) {

@@ -53,9 +53,19 @@ struct QpHandle {
   SendQueueState* state;
   CqHandle send_cq;             // one send CQ per QP: its CQEs name only this QP
   telemetry::QpCounters* telemetry;  // null when telemetry is off or the QP has no slot
-  uint64_t* post_stamps;        // per WQEBB slot: 0 free, 1 posted, else the sampled post time (ns);
-                                // used only when `telemetry` is set
+  uint64_t* post_stamps;        // per WQEBB slot: the post's stamp (gda/telemetry_hooks.h), 0 where
+                                // no WQE starts; used only when `telemetry` is set
+  uint64_t telemetry_sample_mask;  // the slot's sample_mask (N - 1 of the 1-in-N latency sample),
+                                   // copied so that a post reads no telemetry memory
 };
+
+// Points `qp` at its telemetry slot (attach_telemetry(qp, nullptr, nullptr, 0): none).
+DISSECT_HD inline void attach_telemetry(QpHandle& qp, telemetry::QpCounters* counters,
+                                        uint64_t* post_stamps, uint64_t sample_mask) {
+  qp.telemetry = counters;
+  qp.post_stamps = post_stamps;
+  qp.telemetry_sample_mask = sample_mask;
+}
 
 // Receive side of a QP, for RDMA WRITE WITH IMMEDIATE: each one consumes a receive WQE and writes a
 // responder CQE carrying the immediate.

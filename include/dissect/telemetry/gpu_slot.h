@@ -42,11 +42,13 @@ class GpuQpSlot {
 
   QpCounters* counters() const { return block_; }
   uint64_t* post_stamps() const { return stamps_; }
+  uint64_t sample_mask() const { return sample_mask_; }
 
  private:
   nic::Nic* nic_ = nullptr;
   QpCounters* block_ = nullptr;  // GPU memory
   uint64_t* stamps_ = nullptr;   // GPU memory, right after the block
+  uint64_t sample_mask_ = 0;
   uint64_t ticket_ = 0;
 };
 

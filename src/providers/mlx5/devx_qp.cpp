@@ -261,7 +261,7 @@ void DevxQueuePair::expose() {
   handle_.send_cq.cqn = cqn_;
   handle_.send_cq.dbrec = reinterpret_cast<mlx5::be32*>(
       static_cast<uint8_t*>(cq_buffer_.address) + size_t{cqe_count_} * sizeof(mlx5::mlx5_cqe64));
-  handle_.telemetry = nullptr;
+  nic::attach_telemetry(handle_, nullptr, nullptr, 0);
 }
 
 void require_cuda(const Device& device, const char* call) {

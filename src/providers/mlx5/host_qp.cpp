@@ -107,7 +107,7 @@ class HostQueuePair : public nic::QueuePair {
     handle_.send_cq.cqe_count = dv_cq_.cqe_cnt;
     handle_.send_cq.cqn = dv_cq_.cqn;
     handle_.send_cq.dbrec = reinterpret_cast<mlx5::be32*>(dv_cq_.dbrec);
-    handle_.telemetry = nullptr;
+    nic::attach_telemetry(handle_, nullptr, nullptr, 0);
   }
 
   std::shared_ptr<Device> device_;
