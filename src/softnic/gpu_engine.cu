@@ -317,7 +317,8 @@ class GpuProtectionDomain : public nic::ProtectionDomain {
 
   void deregister_memory(const nic::MemoryRegion& region) override {
     const uint32_t index = mr_index(region.lkey);
-    if (nic_.shadow_mr(index).key != region.lkey) {
+    const MrEntry* entry = nic_.shadow_mr(index);
+    if (entry == nullptr || entry->key != region.lkey) {
       throw InvalidArgument("deregister_memory: unknown lkey " + hex(region.lkey));
     }
     nic_.invalidate_mr(index);

@@ -157,7 +157,10 @@ class GpuSoftNic : public nic::Nic {
   void invalidate_mr(uint32_t index);
   void write_qp(uint32_t index, const QpContext& context);  // state must be RESET
   void publish_qp_state(uint32_t index, uint32_t state);
-  const MrEntry& shadow_mr(uint32_t index) const { return shadow_mrs_[index]; }
+  // The host copy of memory-key slot `index`; null past the table.
+  const MrEntry* shadow_mr(uint32_t index) const {
+    return index < shadow_mrs_.size() ? &shadow_mrs_[index] : nullptr;
+  }
   void upload(void* engine_address, const void* source, size_t bytes);  // ordered, waits
   // A peer process's arena mapped on this NIC's device, under its alias id (import_peer).
   struct Import {
@@ -181,7 +184,6 @@ class GpuSoftNic : public nic::Nic {
   QpContext* engine_qps_ = nullptr;
   std::vector<MrEntry> shadow_mrs_;
   uint32_t qp_count_ = 0;
-  uint32_t mr_tag_ = 0;
   uint32_t next_pd_ = 1;
   std::mutex lock_;
   void* control_stream_ = nullptr;  // cudaStream_t
