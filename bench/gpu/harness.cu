@@ -28,10 +28,11 @@ PePair::~PePair() {
 
 std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t iterations) {
   if (softnic::gpu_runtime_init() == 0) throw std::runtime_error("no CUDA device");
-  const bool two_gpus = config.pe_layout == "two-gpus";
-  for (int d = 0; d < (two_gpus ? 2 : 1); ++d) measure_globaltimer_step(config.device + d);
-  auto pair = std::make_unique<PePair>();
   const bool two = config.pe_layout == "two-gpus";
+  // Measured (once, cached) before this pair's engines start, so the step kernel's 200,000 timer
+  // reads never share the GPU with an engine; it is safe beside one, but quieter alone.
+  for (int d = 0; d < (two ? 2 : 1); ++d) measure_globaltimer_step(config.device + d);
+  auto pair = std::make_unique<PePair>();
   const auto engine = config.engine == "host-thread" ? softnic::EngineKind::host_thread
                                                      : softnic::EngineKind::gpu_kernel;
   const auto placement = nic::placement_from_string(config.placement);
@@ -52,19 +53,12 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
   pair->buffer_bytes = size_t{SLOTS} * SLOT;
   for (int i = 0; i < 2; ++i) {
     auto& p = pair->pe[i];
-    p.nic = pair->nics[two ? i : 0].get();
+    open_pe(p, pair->nics[two ? i : 0].get(), attributes, pair->buffer_bytes);
     p.device = p.nic->device();
-    p.pd = p.nic->create_pd();
-    p.qp = p.pd->create_qp(attributes);
-    p.src = static_cast<uint8_t*>(p.nic->allocate(pair->buffer_bytes, placement));
-    p.dst = static_cast<uint8_t*>(p.nic->allocate(pair->buffer_bytes, placement));
-    p.src_mr = p.pd->register_memory(p.src, pair->buffer_bytes, nic::ACCESS_ALL);
-    p.dst_mr = p.pd->register_memory(p.dst, pair->buffer_bytes, nic::ACCESS_ALL);
     cudaSetDevice(p.device);
     check(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking), "stream");
   }
-  pair->pe[0].qp->connect(pair->pe[1].qp->endpoint());
-  pair->pe[1].qp->connect(pair->pe[0].qp->endpoint());
+  connect_pes(pair->pe[0], pair->pe[1]);
   cudaSetDevice(pair->pe[0].device);
   const size_t n = std::max<uint32_t>(iterations, 1);
   check(cudaMalloc(&pair->samples.a, n * sizeof(unsigned long long)), "samples");
@@ -97,7 +91,13 @@ void reset_status(const PePair& pair) {
   check(cudaStreamSynchronize(pair.pe[0].stream), "reset status");
 }
 
-__global__ void globaltimer_step_kernel(unsigned long long* out) {
+namespace {
+
+// Where the step kernel leaves its result: one word per device in the module's static memory, so
+// a measurement allocates and frees nothing (cudaFree never returns behind a running engine).
+__device__ unsigned long long globaltimer_step_result;
+
+__global__ void globaltimer_step_kernel() {
   unsigned long long best = ~0ull;
   uint64_t last = now_ns();
   for (int i = 0; i < 200000; ++i) {
@@ -107,29 +107,32 @@ __global__ void globaltimer_step_kernel(unsigned long long* out) {
       last = t;
     }
   }
-  *out = best;
+  globaltimer_step_result = best;
 }
 
-namespace {
+// Safe beside a running engine: a kernel and a copy on a private non-blocking stream, waited for
+// with cudaStreamSynchronize (never the device), and no allocation.
 double measure_globaltimer_step_now(int device) {
   cudaSetDevice(device);
   cudaStream_t s;
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
-  unsigned long long* d = nullptr;
-  check(cudaMalloc(&d, 8), "step");
-  globaltimer_step_kernel<<<1, 1, 0, s>>>(d);
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "step stream");
+  globaltimer_step_kernel<<<1, 1, 0, s>>>();
+  cudaError_t e = cudaGetLastError();
   unsigned long long h = 0;
-  check(cudaMemcpyAsync(&h, d, 8, cudaMemcpyDeviceToHost, s), "step");
-  check(cudaStreamSynchronize(s), "step kernel");
-  cudaFree(d);
+  if (e == cudaSuccess) {
+    e = cudaMemcpyFromSymbolAsync(&h, globaltimer_step_result, sizeof h, 0,
+                                  cudaMemcpyDeviceToHost, s);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
   cudaStreamDestroy(s);
+  check(e, "globaltimer step kernel");
   return static_cast<double>(h);
 }
+
 }  // namespace
 
-// Measured once per device, the first time before any engine starts (make_pair asks first): the
-// measurement frees device memory, and cudaFree never returns behind a running engine (measured on
-// the H200: gpu-telemetry-rate hung in it when it labelled its results with a pair alive).
+// Cached per device: the step is the timer's resolution, fixed for the process, and base_result
+// asks for it for every result, each measurement costing a 200,000-read kernel.
 double measure_globaltimer_step(int device) {
   static std::mutex lock;
   static std::map<int, double> steps;

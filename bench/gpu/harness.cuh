@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dissect/bench/gpu_experiments.h"
+#include "dissect/bench/gpu_pe.h"
 #include "dissect/common/clock.h"
 #include "dissect/gda/gda.h"
 #include "dissect/nic/nic.h"
@@ -45,13 +46,7 @@ void check(cudaError_t e, const char* what);
 // Two PEs and their softnic(s), as the GPU tests build them.
 struct PePair {
   std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;
-  struct Pe {
-    softnic::GpuSoftNic* nic = nullptr;
-    std::unique_ptr<nic::ProtectionDomain> pd;
-    std::unique_ptr<nic::QueuePair> qp;
-    uint8_t* src = nullptr;
-    uint8_t* dst = nullptr;
-    nic::MemoryRegion src_mr, dst_mr;
+  struct Pe : GpuPe {
     int device = 0;
     cudaStream_t stream = nullptr;
   } pe[2];
@@ -62,7 +57,8 @@ struct PePair {
 
 std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t iterations);
 
-// Globaltimer step (smallest nonzero delta) measured on `device`.
+// Globaltimer step (smallest nonzero delta) measured on `device`, once per device and process.
+// Safe while engines run: it allocates and frees nothing.
 double measure_globaltimer_step(int device);
 
 // Waits (bounded, never cudaDeviceSynchronize) for a stream; throws with the engine status.
@@ -87,6 +83,38 @@ struct HostSamples {
 };
 HostSamples read_samples(const PePair& pair, uint32_t n);
 void reset_status(const PePair& pair);
+
+// What the runs of one measurement add up to.
+struct RunTally {
+  double clock_sum = 0;   // effective SM clock (MHz) summed over the recorded runs
+  uint32_t recorded = 0;  // runs whose samples were kept
+  bool valid = true;      // no run failed and every payload check passed
+  std::string note;       // "run i: why; " for each failed run
+
+  void record(const Timer& timer) {
+    clock_sum += clock_mhz(timer);
+    ++recorded;
+  }
+  void fail(uint32_t run, const std::string& why) {
+    note += "run " + std::to_string(run) + ": " + why + "; ";
+    valid = false;
+  }
+  double mean_clock_mhz() const { return recorded ? clock_sum / recorded : 0; }
+};
+
+// `config.runs` independent runs, each on a fresh PE pair (make_pair, engines running) with its
+// status reset: body(PePair&, uint32_t run, RunTally&) launches, waits, reads back and records the
+// run in the tally (or fails it).
+template <typename Body>
+RunTally run_on_fresh_pairs(const GpuExperimentConfig& config, Body&& body) {
+  RunTally tally;
+  for (uint32_t run = 0; run < config.runs; ++run) {
+    auto pair = make_pair(config, config.iterations);
+    reset_status(*pair);
+    body(*pair, run, tally);
+  }
+  return tally;
+}
 
 // Checks slot i % SLOTS of `dst` holds the last op's payload (`length` bytes) for ops
 // [0, total_ops); reads back through a stream.
@@ -192,36 +220,31 @@ template <typename Policy, Payload P, Counters C = Counters::registers>
 void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
                          GpuExperimentResult& result) {
   GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
-  double clock_sum = 0;
-  bool valid = true;
-  for (uint32_t run = 0; run < config.runs; ++run) {
-    auto pair = make_pair(config, config.iterations);
-    auto& a = pair->pe[0];
-    auto& b = pair->pe[1];
-    reset_status(*pair);
+  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
+    auto& a = pair.pe[0];
+    auto& b = pair.pe[1];
     cudaSetDevice(a.device);
     put_latency_kernel<Policy, P, C><<<1, 1, 0, a.stream>>>(
         a.qp->handle(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length, config.warmup,
-        config.iterations, pair->samples);
+        config.iterations, pair.samples);
     check(cudaGetLastError(), "launch put_latency_kernel");
-    wait(a.stream, *pair, "put latency kernel");
-    const HostSamples samples = read_samples(*pair, config.iterations);
+    wait(a.stream, pair, "put latency kernel");
+    const HostSamples samples = read_samples(pair, config.iterations);
     const uint32_t status = samples.status;
     if (status != 0) {
-      result.note += "run " + std::to_string(run) + ": device status " + std::to_string(status & 0xff) +
-                     " (syndrome " + std::to_string((status >> 8) & 0xff) + "); ";
-      valid = false;
-      continue;
+      t.fail(run, "device status " + std::to_string(status & 0xff) + " (syndrome " +
+                      std::to_string((status >> 8) & 0xff) + ")");
+      return;
     }
-    const Timer timer = samples.timer;
-    clock_sum += clock_mhz(timer);
-    add_run(issue, to_ns(samples.a.data(), config.iterations, timer));
-    add_run(total, to_ns(samples.b.data(), config.iterations, timer));
-    valid = valid && validate_slots(b.dst, config.warmup + config.iterations, length, a.stream);
-  }
+    t.record(samples.timer);
+    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
+    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
+    t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, length, a.stream);
+  });
   result.metrics = {issue, total};
-  result.payload_validated = valid && !issue.p50_ns.empty();
-  result.sm_clock_mhz = issue.p50_ns.empty() ? 0 : clock_sum / issue.p50_ns.size();
+  result.note += tally.note;
+  result.payload_validated = tally.valid && tally.recorded > 0;
+  result.sm_clock_mhz = tally.mean_clock_mhz();
 }
 
 }  // namespace dissect::bench::gpu

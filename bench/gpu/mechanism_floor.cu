@@ -39,31 +39,27 @@ template <FloorFence F>
 GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char* variant) {
   GpuExperimentResult r = base_result(config, "mechanism-floor", variant, variant, 64, true);
   GpuMetric floor{"floor", {}, {}, {}};
-  double clock_sum = 0;
-  bool valid = true;
-  for (uint32_t run = 0; run < config.runs; ++run) {
-    auto pair = make_pair(config, config.iterations);
-    reset_status(*pair);
-    auto& a = pair->pe[0];
+  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t, RunTally& t) {
+    auto& a = pair.pe[0];
     // A scratch ring and doorbell word in the queue placement (the PE's source buffer).
     uint8_t* ring = a.src;
     auto* doorbell = reinterpret_cast<uint64_t*>(a.src + 64 * 64);
     cudaSetDevice(a.device);
     floor_kernel<F><<<1, 1, 0, a.stream>>>(ring, doorbell, config.warmup, config.iterations,
-                                           pair->samples);
+                                           pair.samples);
     check(cudaGetLastError(), "launch floor kernel");
-    wait(a.stream, *pair, "floor kernel");
-    const HostSamples s = read_samples(*pair, config.iterations);
-    clock_sum += clock_mhz(s.timer);
+    wait(a.stream, pair, "floor kernel");
+    const HostSamples s = read_samples(pair, config.iterations);
+    t.record(s.timer);
     add_run(floor, to_ns(s.a.data(), config.iterations, s.timer));
     uint64_t db = 0;
     check(cudaMemcpyAsync(&db, doorbell, 8, cudaMemcpyDefault, a.stream), "doorbell");
     check(cudaStreamSynchronize(a.stream), "doorbell");
-    valid = valid && db == ((uint64_t{config.warmup + config.iterations - 1} << 32) | 0x100);
-  }
+    t.valid = t.valid && db == ((uint64_t{config.warmup + config.iterations - 1} << 32) | 0x100);
+  });
   r.metrics = {floor};
-  r.payload_validated = valid;
-  r.sm_clock_mhz = clock_sum / std::max<uint32_t>(config.runs, 1);
+  r.payload_validated = tally.valid;
+  r.sm_clock_mhz = tally.mean_clock_mhz();
   r.note = "64 B WQE store + fence + 8 B doorbell store, no engine";
   return r;
 }

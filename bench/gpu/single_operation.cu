@@ -65,33 +65,28 @@ __global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src,
 template <typename Policy, bool Inline>
 void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& result) {
   GpuMetric rtt{"round trip", {}, {}, {}};
-  double clock_sum = 0;
-  bool valid = true;
-  for (uint32_t run = 0; run < config.runs; ++run) {
-    auto pair = make_pair(config, config.iterations);
-    reset_status(*pair);
-    auto& a = pair->pe[0];
-    auto& b = pair->pe[1];
+  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
+    auto& a = pair.pe[0];
+    auto& b = pair.pe[1];
     // Flags: the first word of each PE's destination buffer.
     auto* flag_a = reinterpret_cast<uint64_t*>(a.dst);
     auto* flag_b = reinterpret_cast<uint64_t*>(b.dst);
     cudaSetDevice(b.device);
     round_trip_kernel<Policy, Inline><<<1, 1, 0, b.stream>>>(1, b.qp->handle(), b.src, b.src_mr.lkey,
-        flag_b, flag_a, a.dst_mr.rkey, config.warmup, config.iterations, pair->samples);
+        flag_b, flag_a, a.dst_mr.rkey, config.warmup, config.iterations, pair.samples);
     check(cudaGetLastError(), "launch round trip (PE 1)");
     cudaSetDevice(a.device);
     round_trip_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(0, a.qp->handle(), a.src, a.src_mr.lkey,
-        flag_a, flag_b, b.dst_mr.rkey, config.warmup, config.iterations, pair->samples);
+        flag_a, flag_b, b.dst_mr.rkey, config.warmup, config.iterations, pair.samples);
     check(cudaGetLastError(), "launch round trip (PE 0)");
-    wait(a.stream, *pair, "round trip PE 0");
-    wait(b.stream, *pair, "round trip PE 1");
-    const HostSamples s = read_samples(*pair, config.iterations);
+    wait(a.stream, pair, "round trip PE 0");
+    wait(b.stream, pair, "round trip PE 1");
+    const HostSamples s = read_samples(pair, config.iterations);
     if (s.status != 0) {
-      result.note += "run " + std::to_string(run) + ": status " + std::to_string(s.status) + "; ";
-      valid = false;
-      continue;
+      t.fail(run, "status " + std::to_string(s.status));
+      return;
     }
-    clock_sum += clock_mhz(s.timer);
+    t.record(s.timer);
     add_run(rtt, to_ns(s.a.data(), config.iterations, s.timer));
     // Payload: both flags hold the last value.
     uint64_t fa = 0, fb = 0;
@@ -99,11 +94,12 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
     check(cudaMemcpyAsync(&fb, flag_b, 8, cudaMemcpyDefault, a.stream), "flag");
     check(cudaStreamSynchronize(a.stream), "flag");
     const uint64_t last = config.warmup + config.iterations;
-    valid = valid && fa == last && fb == last;
-  }
+    t.valid = t.valid && fa == last && fb == last;
+  });
   result.metrics = {rtt};
-  result.payload_validated = valid && !rtt.p50_ns.empty();
-  result.sm_clock_mhz = rtt.p50_ns.empty() ? 0 : clock_sum / rtt.p50_ns.size();
+  result.note += tally.note;
+  result.payload_validated = tally.valid && tally.recorded > 0;
+  result.sm_clock_mhz = tally.mean_clock_mhz();
 }
 
 template <typename Policy>

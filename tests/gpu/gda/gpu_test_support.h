@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dissect/bench/gpu_pe.h"
 #include "dissect/nic/nic.h"
 #include "gpu_cases.h"
 #include "dissect/softnic/gpu_engine.h"
@@ -57,15 +58,9 @@ inline std::vector<uint8_t> read_back(const void* p, size_t n, cudaStream_t s) {
   return out;
 }
 
-// One processing element: a QP towards its peer, a source and a destination buffer.
-struct Pe {
-  softnic::GpuSoftNic* nic = nullptr;
-  std::unique_ptr<nic::ProtectionDomain> pd;
-  std::unique_ptr<nic::QueuePair> qp;
-  uint8_t* src = nullptr;
-  uint8_t* dst = nullptr;
+// One processing element: a QP towards its peer, a source and a destination buffer of `bytes`.
+struct Pe : bench::GpuPe {
   size_t bytes = 0;
-  nic::MemoryRegion src_mr, dst_mr;
 };
 
 struct Layout {
@@ -92,18 +87,10 @@ inline std::unique_ptr<Layout> make_layout(const std::string& name, softnic::Eng
   if (nics == 2) GT_CHECK(softnic::enable_peer_access(0, 1), "peer access 0<->1");
   attributes.placement = placement;
   for (int i = 0; i < 2; ++i) {
-    Pe& pe = layout->pe[i];
-    pe.nic = layout->nics[nics == 2 ? i : 0].get();
-    pe.pd = pe.nic->create_pd();
-    pe.qp = pe.pd->create_qp(attributes);
-    pe.bytes = bytes;
-    pe.src = static_cast<uint8_t*>(pe.nic->allocate(bytes, placement));
-    pe.dst = static_cast<uint8_t*>(pe.nic->allocate(bytes, placement));
-    pe.src_mr = pe.pd->register_memory(pe.src, bytes, nic::ACCESS_ALL);
-    pe.dst_mr = pe.pd->register_memory(pe.dst, bytes, nic::ACCESS_ALL);
+    bench::open_pe(layout->pe[i], layout->nics[nics == 2 ? i : 0].get(), attributes, bytes);
+    layout->pe[i].bytes = bytes;
   }
-  layout->pe[0].qp->connect(layout->pe[1].qp->endpoint());
-  layout->pe[1].qp->connect(layout->pe[0].qp->endpoint());
+  bench::connect_pes(layout->pe[0], layout->pe[1]);
   layout->result = static_cast<uint32_t*>(layout->nics[0]->allocate(64, nic::Placement::host));
   for (int i = 0; i < 16; ++i) layout->result[i] = 0xffffffffu;
   for (auto& n : layout->nics) n->start();
