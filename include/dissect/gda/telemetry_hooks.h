@@ -8,8 +8,9 @@
 // never sees an earlier lap's stamp). The doorbell's ringer sums the stamps of the range it rings
 // and adds the sums with owned (single-writer) adds: one thread at a time rings a QP (the exclusive
 // submitter, or the holder of post_lock), so on the host no locked instruction is paid per WQE.
-// The poller that retires a range counts the stamps in it with one atomic add per CQE (several
-// pollers may retire disjoint ranges of a shared QP at once). Slots are written only by the
+// The poller that retires a range counts the stamps in it with one add per CQE: an atomic one on a
+// shared QP (several pollers may retire disjoint ranges at once), a single-writer one on an
+// exclusive QP, whose submitter alone drains its CQ. Slots are written only by the
 // submitter that owns them and, for sampled WQEs, rewritten by the ringer before its doorbell;
 // pollers only read them, after the CQE, which the doorbell precedes.
 //
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 
+#include "dissect/gda/sharing.h"
 #include "dissect/mlx5/wqe.h"
 #include "dissect/nic/handles.h"
 #include "dissect/telemetry/counters.h"
@@ -150,8 +152,15 @@ DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uin
   telemetry::on_rung(counters, sums.tally);
 }
 
+// An exclusive QP's send CQ is drained by its one submitter, so its completion-side counters have
+// one writer; a shared QP's pollers race.
+template <Sharing S>
+inline constexpr telemetry::Writers POLLERS =
+    S == Sharing::exclusive ? telemetry::Writers::one : telemetry::Writers::many;
+
 // One CQE retired [from, to): each WQE that starts there is completed, the sampled ones with
 // their latency; the counts go in with one add each.
+template <Sharing S>
 DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
   if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
   namespace ps = post_stamp;
@@ -164,17 +173,19 @@ DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint
     if (stamp & ps::SAMPLED) {
       if (now == 0) now = telemetry::clock_ns();
       const uint64_t latency = (now - (stamp >> ps::RUNG_TIME_SHIFT)) & ps::RUNG_TIME_MASK;
-      telemetry::record_latency_sample(counters, latency);
+      telemetry::record_latency_sample<POLLERS<S>>(counters, latency);
     }
   });
-  telemetry::on_completions(counters, wqes, 1);
+  telemetry::on_completions<POLLERS<S>>(counters, wqes, 1);
 }
 
+template <Sharing S>
 DISSECT_HD inline void note_poll(const nic::QpHandle& qp) {
-  if (TELEMETRY_COMPILED) telemetry::on_cq_poll(qp.telemetry);
+  if (TELEMETRY_COMPILED) telemetry::on_cq_poll<POLLERS<S>>(qp.telemetry);
 }
+template <Sharing S>
 DISSECT_HD inline void note_error(const nic::QpHandle& qp) {
-  if (TELEMETRY_COMPILED) telemetry::on_cq_error(qp.telemetry);
+  if (TELEMETRY_COMPILED) telemetry::on_cq_error<POLLERS<S>>(qp.telemetry);
 }
 
 }  // namespace dissect::gda

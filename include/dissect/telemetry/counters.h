@@ -15,6 +15,9 @@
 //   only indivisibility. on_rung() / on_rung_sizes() are the exception: their fields have one
 //   writer (the QP's ringer) and are updated without a locked instruction; mini-gda uses them
 //   (gda/telemetry_hooks.h) and a block fed by them must not also be fed by on_post/on_doorbell.
+//   The completion-side hooks (on_completions, record_latency_sample, on_cq_poll, on_cq_error)
+//   take Writers::one where one thread alone drains the QP's send CQ (an exclusive mini-gda QP):
+//   the same single-writer adds; Writers::many (the default) otherwise.
 // - GPU memory: a block in GPU memory is updated with device-scope atomics and copied back when
 //   the PE finalises, then folded into the host slot with merge_from(); telemetry/gpu_slot.h does
 //   both for a QP. A block in host-mapped memory updated by the GPU while the host also updates it
@@ -106,6 +109,10 @@ struct PostInfo {
   uint32_t wqe_bytes;    // the WQE's own size (ds * 16); rounded up to WQEBBs when counted
 };
 
+// Who updates a group of fields: one thread (single-writer adds, no locked instruction on the
+// host) or any number (relaxed atomic read-modify-writes).
+enum class Writers { one, many };
+
 namespace detail {
 
 DISSECT_HD inline uint64_t relaxed_fetch_add(uint64_t* target, uint64_t value) {
@@ -166,6 +173,22 @@ DISSECT_HD inline void owned_max(uint64_t* target, uint64_t value) {
 #else
   if (value > __atomic_load_n(target, __ATOMIC_RELAXED)) __atomic_store_n(target, value, __ATOMIC_RELAXED);
 #endif
+}
+
+template <Writers W>
+DISSECT_HD inline void add(uint64_t* target, uint64_t value) {
+  if constexpr (W == Writers::one) owned_add(target, value);
+  else relaxed_fetch_add(target, value);
+}
+template <Writers W>
+DISSECT_HD inline void keep_min(uint64_t* target, uint64_t value) {
+  if constexpr (W == Writers::one) owned_min(target, value);
+  else relaxed_min(target, value);
+}
+template <Writers W>
+DISSECT_HD inline void keep_max(uint64_t* target, uint64_t value) {
+  if constexpr (W == Writers::one) owned_max(target, value);
+  else relaxed_max(target, value);
 }
 
 // floor(a * b / 2^63) for a product below 2^127.
@@ -298,18 +321,20 @@ DISSECT_HD inline void on_completion(QpCounters* qp) {
 
 // `cqes` CQEs drained that retired `wqes` of our send WQEs (one CQE retires every unsignalled WQE
 // before it): one add per counter, however many WQEs the range held.
+template <Writers W = Writers::many>
 DISSECT_HD inline void on_completions(QpCounters* qp, uint64_t wqes, uint64_t cqes) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, cqes);
-  detail::relaxed_fetch_add(&qp->num_wqe_completed, wqes);
+  detail::add<W>(&qp->num_wqe_rcvd, cqes);
+  detail::add<W>(&qp->num_wqe_completed, wqes);
 }
 
 // The latency part of on_completion_sampled(), for a WQE already counted by on_completions().
+template <Writers W = Writers::many>
 DISSECT_HD inline void record_latency_sample(QpCounters* qp, uint64_t latency_ns) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->wqe_completion_histogram[latency_bucket(*qp, latency_ns)], 1);
-  detail::relaxed_min(&qp->wqe_completion_ns_min, latency_ns);
-  detail::relaxed_max(&qp->wqe_completion_ns_max, latency_ns);
+  detail::add<W>(&qp->wqe_completion_histogram[latency_bucket(*qp, latency_ns)], 1);
+  detail::keep_min<W>(&qp->wqe_completion_ns_min, latency_ns);
+  detail::keep_max<W>(&qp->wqe_completion_ns_max, latency_ns);
 }
 
 // A CQE for one of our send WQEs that was in the latency sample, `latency_ns` after its post.
@@ -346,16 +371,18 @@ DISSECT_HD inline void on_unmatched_cqe(QpCounters* qp) {
 }
 
 // The CQ was polled once (whether or not it returned a CQE).
+template <Writers W = Writers::many>
 DISSECT_HD inline void on_cq_poll(QpCounters* qp) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->cq_poll_count, 1);
+  detail::add<W>(&qp->cq_poll_count, 1);
 }
 
 // An error CQE was drained (it is also a drained CQE).
+template <Writers W = Writers::many>
 DISSECT_HD inline void on_cq_error(QpCounters* qp) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
-  detail::relaxed_fetch_add(&qp->num_cq_errors, 1);
+  detail::add<W>(&qp->num_wqe_rcvd, 1);
+  detail::add<W>(&qp->num_cq_errors, 1);
 }
 
 // `requests` network requests finished on the channel (see ChannelCounters).
