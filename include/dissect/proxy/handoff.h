@@ -196,15 +196,7 @@ DISSECT_HD inline Status refresh(OwnedRing& owner) {
   owner.until_event = room < lap_left ? static_cast<uint32_t>(room) : lap_left;
   return Status::ok;
 }
-}  // namespace detail
 
-// Makes every payload this thread has written visible to the system (the worker, and the NIC that
-// reads the source buffer) before any descriptor it enqueues afterwards: one system-scope fence,
-// paid once for a batch. enqueue(OwnedRing&) does not order payloads itself; that is the cost the
-// tuned handoff moves out of each request (the baseline pays it in its release on ready[]).
-DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
-
-namespace detail {
 // One posted 16-byte store into the next slot, then the bookkeeping (after the store, so it does
 // not delay it). Requires until_event > 0.
 DISSECT_HD inline void store_next(OwnedRing& owner, const Request& request, uint64_t* index) {
@@ -217,6 +209,12 @@ DISSECT_HD inline void store_next(OwnedRing& owner, const Request& request, uint
   --owner.until_event;
 }
 }  // namespace detail
+
+// Makes every payload this thread has written visible to the system (the worker, and the NIC that
+// reads the source buffer) before any descriptor it enqueues afterwards: one system-scope fence,
+// paid once for a batch. enqueue(OwnedRing&) does not order payloads itself; that is the cost the
+// tuned handoff moves out of each request (the baseline pays it in its release on ready[]).
+DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
 
 // The payload of `request` must already be visible to the system (order_payloads(), or written
 // by an earlier kernel or by the NIC).
