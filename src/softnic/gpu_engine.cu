@@ -1,4 +1,5 @@
-// The softnic GPU engine: a persistent one-thread kernel (or a host thread) running service_qp
+// The softnic on a GPU machine: the control path of GpuSoftNic (tables, QPs, PDs, MRs) and its
+// engines: the parallel engine kernel (engine/gpu_kernel.cu) or host threads (engine/host_engine.h)
 // over tables in engine-reachable memory. See include/dissect/softnic/gpu_engine.h for the contract
 // and the hazards it designs around.
 #include "dissect/softnic/gpu_engine.h"
@@ -13,8 +14,9 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
-#include "dissect/softnic/execute.h"
 #include "dissect/telemetry/gpu_slot.h"
+#include "engine/gpu_kernel.h"
+#include "engine/host_engine.h"
 #include "ipc_arena.h"
 #include "memory_registration.h"
 #include "queue_memory.h"
@@ -29,10 +31,6 @@ struct EagerModuleLoading {
   EagerModuleLoading() { setenv("CUDA_MODULE_LOADING", "EAGER", 1); }
 } eager_module_loading;
 
-constexpr uint32_t SERVICE_BUDGET = 64;
-constexpr uint32_t STOP_CHECK_PASSES = 256;  // the stop flag is in host memory: read it rarely
-constexpr uint32_t HEARTBEAT_PASSES = 1024;
-
 std::mutex registry_lock;
 std::map<uint32_t, GpuSoftNic*>& registry() {
   static std::map<uint32_t, GpuSoftNic*> instances;
@@ -41,73 +39,8 @@ std::map<uint32_t, GpuSoftNic*>& registry() {
 uint32_t next_nic_id = 0x1000;  // apart from SoftNic's ids, which start at 0
 
 template <typename T>
-DISSECT_HD inline void status_store(T* p, T v) {
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<volatile T*>(p) = v;
-#else
+void status_store(T* p, T v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
-#endif
-}
-
-// One pass over every QP; the same body for the kernel and the host thread.
-DISSECT_HD inline uint32_t engine_pass(NicTables* tables, EngineStatus* status,
-                                       uint64_t* executed_total) {
-  const uint32_t count = load_acquire<Scope::system>(&tables->qp_count);
-  uint32_t executed = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    QpContext& qp = tables->qps[i];
-    const uint64_t errors_before = qp.counters.error_cqes;
-    const uint32_t n = service_qp(qp, *tables, SERVICE_BUDGET);
-    if (n != 0) {
-      executed += n;
-      *executed_total += n;
-      status_store(&status->current_qpn, qp.qpn);
-      status_store(&status->consumer, qp.sq_consumer);
-      status_store(&status->wqes_executed, *executed_total);
-      if (qp.counters.error_cqes != errors_before) {
-        status_store(&status->last_error_qpn, qp.qpn);
-        // The syndrome of the error CQE just written (mlx5_err_cqe::syndrome, byte 55).
-        const uint64_t slot = (qp.send_cq.produced - 1) & (qp.send_cq.cqe_count - 1);
-        const auto* error = reinterpret_cast<const mlx5::mlx5_err_cqe*>(&qp.send_cq.cqes[slot]);
-        status_store(&status->last_syndrome, static_cast<uint32_t>(error->syndrome));
-      }
-    }
-  }
-  return executed;
-}
-
-// `until_idle`: return after the first pass that finds no work (GpuSoftNic::drain).
-__global__ void engine_kernel(NicTables* tables, const uint32_t* stop, EngineStatus* status,
-                              uint32_t generation, bool until_idle) {
-  if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  status_store(&status->generation, generation);
-  status_store(&status->phase, uint32_t{ENGINE_RUNNING});
-  uint64_t executed_total = 0;
-  uint64_t passes = 0;
-  for (;;) {
-    const uint32_t executed = engine_pass(tables, status, &executed_total);
-    if (until_idle && executed == 0) break;
-    ++passes;
-    if (passes % HEARTBEAT_PASSES == 0) status_store(&status->heartbeat, passes / HEARTBEAT_PASSES);
-    if (passes % STOP_CHECK_PASSES == 0 &&
-        *reinterpret_cast<const volatile uint32_t*>(stop) != 0) {
-      break;
-    }
-  }
-  __threadfence_system();
-  status_store(&status->phase, uint32_t{ENGINE_EXITED});
-}
-
-// Makes the driver set up, while no engine runs, the per-context resources a user kernel may need
-// on its first launch: local memory (a dynamically indexed local array) and the printf FIFO
-// (gda's report_timeout prints). Measured on the H200: kernels using either never started while
-// the engine ran, while a kernel using neither did (the driver waits for an idle device).
-__global__ void resource_probe_kernel(uint32_t index, uint32_t* out) {
-  volatile uint32_t scratch[256];
-  for (uint32_t i = 0; i < 256; ++i) scratch[i] = i * index;
-  const uint32_t v = scratch[index & 255];
-  if (v == 0xfffffffeu) printf("dissect: softnic resource probe %u\n", v);
-  if (out != nullptr) *out = v;
 }
 
 std::string cuda_message(cudaError_t e) {
@@ -219,6 +152,10 @@ class GpuQueuePair : public nic::QueuePair {
     index_ = nic_.allocate_qp_slot();
     qpn_ = QPN_BASE + index_;
     context_ = make_queue_context(memory_, a, qpn_, pd);
+    // Host-resident queues are rung by host threads or over PCIe, and their CQ is observed there.
+    if (a.placement == nic::Placement::host) {
+      context_.engine_flags = ENGINE_QUEUES_IN_HOST_MEMORY | ENGINE_SYSTEM_COMPLETION;
+    }
     nic_.write_qp(index_, context_);
     telemetry_.open(nic_, "softnic-gpu" + std::to_string(nic_.nic_id()), nic_.device(),
                     a.telemetry_channel, qpn_, a.sq_wqebbs);  // GPU memory: for GPU submitters
@@ -272,6 +209,8 @@ class GpuQueuePair : public nic::QueuePair {
     }
     context_.remote_nic = remote_nic.engine_tables();
     context_.remote_window = RemoteWindow{};
+    // A responder on another GPU observes its payloads there: the CQE's release must cover it.
+    if (remote_nic.device() != nic_.device()) context_.engine_flags |= ENGINE_SYSTEM_COMPLETION;
     context_.remote_qp_index = remote.qpn - QPN_BASE;
     nic_.write_qp(index_, context_);
     nic_.publish_qp_state(index_, QP_STATE_RTS);
@@ -289,6 +228,7 @@ class GpuQueuePair : public nic::QueuePair {
     }
     context_.remote_nic = reinterpret_cast<NicTables*>(peer.peer.tables);
     context_.remote_window = peer.window;
+    context_.engine_flags |= ENGINE_SYSTEM_COMPLETION;  // the responder is another process's GPU
     context_.remote_qp_index = remote_qpn - QPN_BASE;
     nic_.write_qp(index_, context_);
     nic_.publish_qp_state(index_, QP_STATE_RTS);
@@ -353,13 +293,18 @@ GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
   check_cuda(cudaStreamCreateWithFlags(&engine, cudaStreamNonBlocking), "engine stream");
   control_stream_ = control;
   engine_stream_ = engine;
-  check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&stop_flag_), 64,
-                           cudaHostAllocMapped | cudaHostAllocPortable),
-             "stop flag (mapped host memory)");
+  if (options_.engine_warps_per_cta == 0 ||
+      options_.engine_warps_per_cta > MAX_ENGINE_WARPS_PER_CTA || options_.engine_ctas == 0 ||
+      options_.engine_ctas > 1024) {
+    throw InvalidArgument("softnic gpu: engine of " + std::to_string(options_.engine_ctas) +
+                          " CTAs x " + std::to_string(options_.engine_warps_per_cta) +
+                          " warps (1..1024 CTAs, 1..16 warps per CTA)");
+  }
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&engine_control_), 64),
+             "engine stop flag and counts (GPU memory)");
   check_cuda(cudaHostAlloc(reinterpret_cast<void**>(&status_), sizeof(EngineStatus),
                            cudaHostAllocMapped | cudaHostAllocPortable),
              "status block (mapped host memory)");
-  std::memset(stop_flag_, 0, 64);
   std::memset(status_, 0, sizeof(EngineStatus));
 
   const size_t table_bytes = align64(sizeof(NicTables)) +
@@ -425,7 +370,7 @@ GpuSoftNic::~GpuSoftNic() {
   } else {
     cudaFreeHost(engine_tables_);
   }
-  cudaFreeHost(stop_flag_);
+  cudaFree(engine_control_);
   cudaFreeHost(status_);
   cudaStreamDestroy(static_cast<cudaStream_t>(control_stream_));
   cudaStreamDestroy(static_cast<cudaStream_t>(engine_stream_));
@@ -615,45 +560,36 @@ void GpuSoftNic::start() {
                 ": close_imports() unmapped its peers' arenas; the engine cannot restart");
   }
   ++generation_;
-  __atomic_store_n(stop_flag_, 0u, __ATOMIC_SEQ_CST);
   status_store(&status_->phase, uint32_t{ENGINE_NOT_STARTED});
   if (options_.engine == EngineKind::gpu_kernel) {
-    DeviceGuard guard(options_.device);
-    reserve_local_memory(options_.local_memory_reserve);
-    preload_kernel(reinterpret_cast<const void*>(&engine_kernel), "loading the engine kernel");
-    auto stream = static_cast<cudaStream_t>(engine_stream_);
-    resource_probe_kernel<<<1, 32, 0, stream>>>(static_cast<uint32_t>(generation_), nullptr);
-    check_cuda(cudaGetLastError(), "launching the resource probe");
-    check_cuda(cudaStreamSynchronize(stream), "resource probe (local memory, printf FIFO)");
-    engine_kernel<<<1, 1, 0, static_cast<cudaStream_t>(engine_stream_)>>>(
-        engine_tables_, stop_flag_, status_, generation_, false);
-    check_cuda(cudaGetLastError(), "launching the engine kernel");
+    launch_engine(options_.engine_ctas, options_.engine_warps_per_cta, false);
   } else {
-    host_stop_.store(false, std::memory_order_release);
-    const uint32_t generation = generation_;
-    host_engine_ = std::thread([this, generation] {
-      status_store(&status_->generation, generation);
-      status_store(&status_->phase, uint32_t{ENGINE_RUNNING});
-      uint64_t executed_total = 0, passes = 0;
-      uint32_t idle = 0;
-      while (!host_stop_.load(std::memory_order_acquire)) {
-        const uint32_t n = engine_pass(engine_tables_, status_, &executed_total);
-        if (++passes % HEARTBEAT_PASSES == 0) {
-          status_store(&status_->heartbeat, passes / HEARTBEAT_PASSES);
-        }
-        if (n != 0) {
-          idle = 0;
-        } else if (++idle >= 4096) {
-          std::this_thread::yield();
-          idle = 0;
-        } else {
-          spin_pause();
-        }
-      }
-      status_store(&status_->phase, uint32_t{ENGINE_EXITED});
-    });
+    if (!host_engine_) host_engine_ = std::make_unique<HostEngine>();
+    host_engine_->start(engine_tables_, options_.engine_threads, status_, generation_);
   }
   running_.store(true, std::memory_order_release);
+}
+
+void GpuSoftNic::launch_engine(uint32_t ctas, uint32_t warps_per_cta, bool until_idle) {
+  DeviceGuard guard(options_.device);
+  reserve_local_memory(options_.local_memory_reserve);
+  preload_kernel(engine_kernel_function(), "loading the engine kernel");
+  auto stream = static_cast<cudaStream_t>(engine_stream_);
+  if (!until_idle) {
+    check_cuda(launch_resource_probe(generation_, stream), "launching the resource probe");
+    check_cuda(cudaStreamSynchronize(stream), "resource probe (local memory, printf FIFO)");
+  }
+  const uint8_t cleared[24] = {};  // stop flag, WQEs executed, warps exited
+  upload(engine_control_, cleared, sizeof cleared);
+  EngineLaunch launch{};
+  launch.tables = engine_tables_;
+  launch.stop = engine_control_;
+  launch.status = status_;
+  launch.counts = reinterpret_cast<unsigned long long*>(engine_control_ + 2);
+  launch.generation = generation_;
+  launch.warps = ctas * warps_per_cta;
+  launch.until_idle = until_idle ? 1 : 0;
+  check_cuda(launch_engine_kernel(launch, ctas, warps_per_cta, stream), "launching the engine kernel");
 }
 
 // Waits (bounded) for the engine kernel to return; a failed kernel or a timeout marks the engine
@@ -686,24 +622,21 @@ void GpuSoftNic::drain(uint64_t timeout_ns) {
   if (options_.engine != EngineKind::gpu_kernel) {
     throw InvalidArgument("softnic gpu: drain() runs the engine kernel; this softnic's engine is a host thread");
   }
-  DeviceGuard guard(options_.device);
-  reserve_local_memory(options_.local_memory_reserve);
-  auto stream = static_cast<cudaStream_t>(engine_stream_);
   ++generation_;
-  engine_kernel<<<1, 1, 0, stream>>>(engine_tables_, stop_flag_, status_, generation_, true);
-  check_cuda(cudaGetLastError(), "launching the engine kernel (drain)");
+  launch_engine(1, 1, true);  // one warp: "a pass found no work" is then one warp's verdict
   wait_engine_exit("drain()", timeout_ns);
 }
 
 void GpuSoftNic::stop(uint64_t timeout_ns) {
   if (!running()) return;
   if (options_.engine == EngineKind::host_thread) {
-    host_stop_.store(true, std::memory_order_release);
-    host_engine_.join();
+    host_engine_->stop();
     running_.store(false, std::memory_order_release);
     return;
   }
-  __atomic_store_n(stop_flag_, 1u, __ATOMIC_SEQ_CST);
+  // A copy on the control stream runs beside the engine kernel (the copy engine needs no SM).
+  const uint32_t stop = 1;
+  upload(engine_control_, &stop, sizeof stop);
   try {
     wait_engine_exit("stop()", timeout_ns);
   } catch (...) {

@@ -7,6 +7,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/softnic/execute.h"
+#include "engine/host_engine.h"
 #include "dissect/telemetry/session.h"
 #include "model_counter_source.h"
 #include "placement_memory.h"
@@ -21,12 +22,6 @@ std::map<uint32_t, SoftNic*>& registry() {
   return instances;
 }
 uint32_t next_nic_id = 0;
-
-// WQEs one QP may execute before the engine moves to the next QP, so one busy queue cannot starve
-// the others.
-constexpr uint32_t SERVICE_BUDGET = 64;
-// Idle passes before the engine yields its core; keeps latency low while sharing a 2-core CI box.
-constexpr uint32_t IDLE_PASSES_BEFORE_YIELD = 256;
 
 }  // namespace
 
@@ -157,34 +152,14 @@ ModelCounters SoftNic::port_counters() const {
 
 void SoftNic::start() {
   if (running_.exchange(true, std::memory_order_acq_rel)) return;
-  stop_requested_.store(false, std::memory_order_release);
-  engine_ = std::thread([this] { engine_loop(); });
+  if (!engine_) engine_ = std::make_unique<HostEngine>();
+  engine_->start(&tables_, options_.engine_threads, nullptr, 0);
 }
 
 void SoftNic::stop() {
   if (!running_.load(std::memory_order_acquire)) return;
-  stop_requested_.store(true, std::memory_order_release);
-  engine_.join();
+  engine_->stop();
   running_.store(false, std::memory_order_release);
-}
-
-void SoftNic::engine_loop() {
-  uint32_t idle = 0;
-  while (!stop_requested_.load(std::memory_order_acquire)) {
-    const uint32_t count = load_acquire<Scope::system>(&tables_.qp_count);
-    uint32_t executed = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-      executed += service_qp(qps_[i], tables_, SERVICE_BUDGET);
-    }
-    if (executed != 0) {
-      idle = 0;
-    } else if (++idle >= IDLE_PASSES_BEFORE_YIELD) {
-      std::this_thread::yield();
-      idle = 0;
-    } else {
-      spin_pause();
-    }
-  }
 }
 
 }  // namespace dissect::softnic

@@ -48,6 +48,14 @@ struct ModelCounters {
 
 struct NicTables;
 
+// How the GPU engine reaches a QP's queues and its observers (set by the control path). Without a
+// flag the queues are in the engine's GPU memory, rung and polled by kernels on that GPU, and the
+// responder is on the same GPU: GPU-scope loads and fences suffice. The host engine ignores them.
+enum EngineFlags : uint32_t {
+  ENGINE_QUEUES_IN_HOST_MEMORY = 1u << 0,  // doorbell and WQEs in mapped host memory: system scope
+  ENGINE_SYSTEM_COMPLETION = 1u << 1,      // a CQE or payload observer off the engine's GPU
+};
+
 // Where the connected QP's NIC lives, as this engine reaches it. Every pointer of the remote side
 // (its NicTables, their mrs / qps arrays, the responder's receive queue and CQ, MR addresses and a
 // WQE's raddr) is an address in the owner's process. In-process peers share the address space:
@@ -76,7 +84,7 @@ struct QpContext {
   CqContext send_cq;
   mlx5::mlx5_wqe_data_seg* rq;  // receive WQEs, one data segment each; null = no RQ
   uint32_t rq_wqe_count;
-  uint32_t reserved;
+  uint32_t engine_flags;        // EngineFlags: the scopes the GPU engine reads and writes with
   uint64_t rq_consumer;
   CqContext recv_cq;
   ModelCounters counters;
@@ -91,6 +99,23 @@ struct NicTables {
   MrEntry* mrs;
   QpContext* qps;
 };
+
+// What an engine was doing, in host memory (mapped for the engine kernel): written by the engine,
+// read by the host (the watchdog, error messages).
+struct alignas(64) EngineStatus {
+  uint64_t heartbeat;      // passes of the first engine warp / thread, / 1024: stalls mean a hang
+  uint64_t wqes_executed;  // all QPs
+  uint64_t consumer;       // sq_consumer of the QP last serviced with work
+  uint32_t current_qpn;    // QP last serviced with work (0 = none yet)
+  uint32_t last_syndrome;  // last error syndrome produced (0 = none)
+  uint32_t last_error_qpn;
+  uint32_t phase;          // EnginePhase
+  uint32_t generation;     // start() count: which engine launch wrote this
+  uint32_t reserved;
+};
+static_assert(sizeof(EngineStatus) == 64);
+
+enum EnginePhase : uint32_t { ENGINE_NOT_STARTED = 0, ENGINE_RUNNING = 1, ENGINE_EXITED = 2 };
 
 inline constexpr uint32_t QPN_BASE = 0x100;  // qpn = QPN_BASE + index; 0..0xff reserved as on mlx5
 inline constexpr uint64_t MAX_MESSAGE_BYTES = 1ull << 31;  // 2 GiB, the mlx5 max message size

@@ -95,15 +95,20 @@ DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t ke
          covers(*entry, address, length);
 }
 
-// Writes CQE number `cq.produced`: bytes 0..59 first, then the last word (wqe_counter |
+// Writes CQE number `index` of `cq`: bytes 0..59 first, then the last word (wqe_counter |
 // signature | op_own) in one release store, so a poller that acquires that word and sees the new
 // owner bit sees the whole entry (rdma-core reads op_own, then rmb()). The poller reads the same
-// 4-byte word (gda/completion.h), so writer and reader agree on one atomic object.
+// 4-byte word (gda/completion.h), so writer and reader agree on one atomic object. The release is
+// cumulative: payload stores this thread has observed (an engine warp's other lanes, after a warp
+// barrier) are visible before the CQE. `scope`: who may observe the CQE and the payloads (the
+// GPU when the CQ, the poller and the responder are all on the engine's GPU; the system otherwise).
 // `window`: the responder's, when `cq` belongs to a QP of another process.
-DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
-                                 const RemoteWindow& window = RemoteWindow{}) {
-  mlx5::mlx5_cqe64* slot = &through(window, cq.cqes)[cq.produced & (cq.cqe_count - 1)];
-  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, cq.produced, cq.cqe_count);
+template <Scope S = Scope::system>
+DISSECT_HD inline void write_cqe_at(const CqContext& cq, uint64_t index,
+                                    const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
+                                    const RemoteWindow& window = RemoteWindow{}) {
+  mlx5::mlx5_cqe64* slot = &through(window, cq.cqes)[index & (cq.cqe_count - 1)];
+  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, index, cq.cqe_count);
   uint64_t* words = reinterpret_cast<uint64_t*>(slot);
   const uint64_t* source = reinterpret_cast<const uint64_t*>(&cqe);
   for (int i = 0; i < 7; ++i) words[i] = source[i];
@@ -112,29 +117,39 @@ DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uin
                         (static_cast<uint32_t>(op_own) << 24);  // signature (byte 62) = 0
   uint32_t* last_word = reinterpret_cast<uint32_t*>(slot) + 15;
 #if defined(__CUDA_ARCH__)
-  fence_release<Scope::system>();
+  fence_release<S>();
   *reinterpret_cast<volatile uint32_t*>(last_word) = tail;
 #else
   __atomic_store_n(last_word, tail, __ATOMIC_RELEASE);
 #endif
+}
+
+DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
+                                 const RemoteWindow& window = RemoteWindow{}) {
+  write_cqe_at(cq, cq.produced, cqe, cqe_opcode, window);
   ++cq.produced;
+}
+
+// The requester CQE of the WQE at `wqe_start`; returns its CQE opcode (REQ or REQ_ERR).
+DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
+                                        const WqeOutcome& outcome, mlx5::mlx5_cqe64* cqe) {
+  *cqe = mlx5::mlx5_cqe64{};
+  cqe->wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(wqe_start));
+  cqe->sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qp.qpn);
+  cqe->timestamp = mlx5::be64::from_host(now_ns());
+  if (outcome.syndrome != 0) {
+    reinterpret_cast<mlx5::mlx5_err_cqe*>(cqe)->syndrome = outcome.syndrome;
+    return mlx5::MLX5_CQE_REQ_ERR;
+  }
+  cqe->byte_cnt = mlx5::be32::from_host(static_cast<uint32_t>(outcome.bytes));
+  return mlx5::MLX5_CQE_REQ;
 }
 
 DISSECT_HD inline void complete_requester(QpContext& qp, uint64_t wqe_start,
                                           const WqeOutcome& outcome) {
-  mlx5::mlx5_cqe64 cqe{};
-  cqe.wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(wqe_start));
-  cqe.sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qp.qpn);
-  cqe.timestamp = mlx5::be64::from_host(now_ns());
-  uint8_t cqe_opcode = mlx5::MLX5_CQE_REQ;
-  if (outcome.syndrome != 0) {
-    auto* error = reinterpret_cast<mlx5::mlx5_err_cqe*>(&cqe);
-    error->syndrome = outcome.syndrome;
-    cqe_opcode = mlx5::MLX5_CQE_REQ_ERR;
-    ++qp.counters.error_cqes;
-  } else {
-    cqe.byte_cnt = mlx5::be32::from_host(static_cast<uint32_t>(outcome.bytes));
-  }
+  mlx5::mlx5_cqe64 cqe;
+  const uint8_t cqe_opcode = requester_cqe(qp, wqe_start, outcome, &cqe);
+  if (outcome.syndrome != 0) ++qp.counters.error_cqes;
   write_cqe(qp.send_cq, cqe, cqe_opcode);
   ++qp.counters.cqes_written;
 }
@@ -167,9 +182,20 @@ DISSECT_HD inline void deliver_immediate(QpContext& responder, mlx5::be32 immedi
   ++responder.counters.cqes_written;
 }
 
-DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, uint64_t start,
-                                        const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
-                                        uint64_t* bytes) {
+// What a checked RDMA WRITE will do: every key, bound and permission passed; no byte moved yet.
+// One data segment or an inline payload (a gather of several segments is copied segment by
+// segment in execute_write).
+struct WritePlan {
+  uint8_t* destination;    // as this engine reaches it
+  const uint8_t* source;   // null: the payload is inline in the WQE
+  uint64_t length;
+  QpContext* responder;    // as this engine reaches it
+};
+
+// Checks an RDMA WRITE (or WRITE WITH IMM) without moving a byte: returns its syndrome, and fills
+// `plan` when it is 0. `segments` receives the number of data segments (0 = inline).
+DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, uint64_t start,
+                                      uint32_t ds, WritePlan* plan, uint32_t* segments) {
   using namespace mlx5;
   if (ds < 3) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(qp.sq.segment(start, 1));
@@ -179,6 +205,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
   const bool is_inline = (first->byte_count.value() & MLX5_INLINE_SEG) != 0;
 
   uint64_t length = 0;
+  *segments = 0;
   if (is_inline) {
     length = first->byte_count.value() & ~MLX5_INLINE_SEG;
     if (2 + inline_ds(static_cast<uint32_t>(length)) > ds) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
@@ -192,6 +219,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
       }
       length += count;
     }
+    *segments = ds - 2;
   }
   if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
   const RemoteWindow& window = qp.remote_window;
@@ -202,6 +230,33 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
       !window_covers(window, remote_address, length)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
+  plan->destination = through(window, reinterpret_cast<uint8_t*>(remote_address));
+  plan->source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(first->addr.value());
+  plan->length = length;
+  plan->responder = &responder;
+  return 0;
+}
+
+// Moves the payload of a checked WRITE whose source is one segment or inline.
+DISSECT_HD inline void perform_write(const QpContext& qp, uint64_t start, const WritePlan& plan) {
+  if (plan.source == nullptr) {
+    mlx5::copy_from_wqe(qp.sq, start, 2 * mlx5::MLX5_SEND_WQE_DS + 4, plan.destination,
+                        static_cast<uint32_t>(plan.length));
+  } else {
+    copy_bytes(plan.destination, plan.source, plan.length);
+  }
+}
+
+DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, uint64_t start,
+                                        const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
+                                        uint64_t* bytes) {
+  using namespace mlx5;
+  WritePlan plan{};
+  uint32_t segments = 0;
+  const uint8_t syndrome = check_write(qp, local, start, ds, &plan, &segments);
+  if (syndrome != 0) return syndrome;
+  const RemoteWindow& window = qp.remote_window;
+  QpContext& responder = *plan.responder;
   const bool with_immediate = ctrl_opcode(ctrl) == MLX5_OPCODE_RDMA_WRITE_IMM;
   if (with_immediate && responder.rq != nullptr &&
       (!window_covers(window, reinterpret_cast<uintptr_t>(responder.dbrec),
@@ -213,10 +268,10 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
   if (with_immediate && receive_wqes_available(responder, window) == 0) {
     return MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
   }
-  uint8_t* out = through(window, reinterpret_cast<uint8_t*>(remote_address));
-  if (is_inline) {
-    copy_from_wqe(qp.sq, start, 2 * MLX5_SEND_WQE_DS + 4, out, static_cast<uint32_t>(length));
+  if (segments <= 1) {
+    perform_write(qp, start, plan);
   } else {
+    uint8_t* out = plan.destination;
     for (uint32_t k = 2; k < ds; ++k) {
       const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, k));
       const uint32_t count = seg->byte_count.value();
@@ -224,10 +279,10 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
       out += count;
     }
   }
-  if (with_immediate) deliver_immediate(responder, ctrl.imm, length, window);
-  responder.counters.rx_bytes += length;
+  if (with_immediate) deliver_immediate(responder, ctrl.imm, plan.length, window);
+  responder.counters.rx_bytes += plan.length;
   ++responder.counters.rx_packets;
-  *bytes = length;
+  *bytes = plan.length;
   return 0;
 }
 
@@ -294,9 +349,11 @@ DISSECT_HD inline WqeOutcome execute_wqe(QpContext& qp, const NicTables& local) 
 
 // Reads the doorbell register and raises `qp.sq_target` to the WQEBB index it announces, widened
 // against the consumer. A doorbell naming another QP, or an index more than a ring ahead, is
-// counted and ignored.
+// counted and ignored. `S`: the scope of the submitters that ring it (the GPU for a doorbell in GPU
+// memory rung by kernels on the engine's GPU; the system for mapped host memory).
+template <Scope S = Scope::system>
 DISSECT_HD inline void read_doorbell(QpContext& qp) {
-  const uint64_t doorbell = load_acquire<Scope::system>(qp.doorbell);
+  const uint64_t doorbell = load_acquire<S>(qp.doorbell);
   if (doorbell == qp.last_doorbell) return;
   qp.last_doorbell = doorbell;
   ++qp.counters.doorbells;
@@ -310,24 +367,32 @@ DISSECT_HD inline void read_doorbell(QpContext& qp) {
   if (announced > qp.sq_target) qp.sq_target = announced;
 }
 
-// Consumes up to `budget` WQEs rung on `qp`; returns how many it executed.
+// Executes the WQE at the consumer index and retires it: consumer index, counters, the CQE when it
+// is signalled or failed, and the error state after a failure.
+DISSECT_HD inline void execute_and_retire(QpContext& qp, const NicTables& local) {
+  const uint64_t start = qp.sq_consumer;
+  const WqeOutcome outcome = execute_wqe(qp, local);
+  qp.sq_consumer += outcome.wqebbs;
+  ++qp.counters.wqes_executed;
+  if (outcome.syndrome == 0) {
+    qp.counters.tx_bytes += outcome.bytes;
+    ++qp.counters.tx_packets;
+    if (outcome.signaled) complete_requester(qp, start, outcome);
+  } else {
+    qp.state = QP_STATE_ERROR;
+    complete_requester(qp, start, outcome);
+  }
+}
+
+// Consumes up to `budget` WQEs rung on `qp`, one at a time; returns how many it executed. The
+// parallel engines execute windows of WQEs instead (src/softnic/engine/window.h), with the same
+// outcome.
 DISSECT_HD inline uint32_t service_qp(QpContext& qp, const NicTables& local, uint32_t budget) {
   if (load_acquire<Scope::system>(&qp.state) == QP_STATE_RESET) return 0;
   read_doorbell(qp);
   uint32_t executed = 0;
   while (qp.sq_consumer < qp.sq_target && executed < budget) {
-    const uint64_t start = qp.sq_consumer;
-    const WqeOutcome outcome = execute_wqe(qp, local);
-    qp.sq_consumer += outcome.wqebbs;
-    ++qp.counters.wqes_executed;
-    if (outcome.syndrome == 0) {
-      qp.counters.tx_bytes += outcome.bytes;
-      ++qp.counters.tx_packets;
-      if (outcome.signaled) complete_requester(qp, start, outcome);
-    } else {
-      qp.state = QP_STATE_ERROR;
-      complete_requester(qp, start, outcome);
-    }
+    execute_and_retire(qp, local);
     ++executed;
   }
   return executed;

@@ -1,6 +1,7 @@
 // The softnic on a GPU machine: `GpuSoftNic`, a nic::Nic whose engine is either a persistent
-// kernel (EngineKind::gpu_kernel) or a host thread (EngineKind::host_thread), both running the
-// same softnic::service_qp (softnic/execute.h) over tables the engine can reach.
+// kernel of many warps (EngineKind::gpu_kernel) or host threads (EngineKind::host_thread), both
+// executing windows of WQEs (src/softnic/engine/window.h) through softnic/execute.h over tables
+// the engine can reach.
 //
 //   engine        tables live in                  queues (Placement)           payloads
 //   gpu_kernel    GPU memory of `device`          gpu: cudaMalloc              own GPU, peer GPU
@@ -11,7 +12,8 @@
 //  - Control path (create_pd, register_memory, create_qp, connect, allocate) is host-thread only,
 //    serialised by the caller as for every nic::Nic. Table updates travel on a private
 //    non-blocking control stream; the engine sees a QP only once its state is published RTS.
-//  - The engine kernel runs on its own non-blocking stream, one thread, until stop().
+//  - The engine kernel runs on its own non-blocking stream until stop(): engine_ctas CTAs of
+//    engine_warps_per_cta warps, each warp serving a fixed set of QPs (engine/gpu_kernel.h).
 //
 // HAZARDS (measured on the lent H200; DESIGN.md "Where the softnic engine runs"):
 //  - NEVER call cudaDeviceSynchronize() (or anything that synchronises the whole device: the legacy
@@ -56,25 +58,15 @@
 
 namespace dissect::softnic {
 
-// What the engine kernel was doing, in mapped host memory (written by the engine, read by host).
-struct alignas(64) EngineStatus {
-  uint64_t heartbeat;      // engine passes / 1024 (free-running): stalls mean a hung engine
-  uint64_t wqes_executed;  // all QPs
-  uint64_t consumer;       // sq_consumer of the QP last serviced with work
-  uint32_t current_qpn;    // QP last serviced with work (0 = none yet)
-  uint32_t last_syndrome;  // last error syndrome produced (0 = none)
-  uint32_t last_error_qpn;
-  uint32_t phase;          // EnginePhase
-  uint32_t generation;     // start() count: which engine launch wrote this
-  uint32_t reserved;
-};
-static_assert(sizeof(EngineStatus) == 64);
-
-enum EnginePhase : uint32_t { ENGINE_NOT_STARTED = 0, ENGINE_RUNNING = 1, ENGINE_EXITED = 2 };
-
 struct GpuSoftNicOptions {
   int device = 0;                          // CUDA device of the engine and of Placement::gpu memory
   EngineKind engine = EngineKind::gpu_kernel;
+  // The engine kernel's size: `engine_ctas` CTAs (one per SM) of `engine_warps_per_cta` warps
+  // (1..16); warp w of W serves QPs w, w + W, ... A warp serving one QP executes up to 32 of its
+  // WQEs at once. Reported in every result.
+  uint32_t engine_ctas = 4;
+  uint32_t engine_warps_per_cta = 8;
+  uint32_t engine_threads = 1;  // host-thread engine: QP i on thread i % engine_threads
   uint32_t max_qps = 64;
   uint32_t max_mrs = 256;
   bool start_engine = true;
@@ -91,6 +83,7 @@ struct GpuSoftNicOptions {
 };
 
 class IpcArena;
+class HostEngine;
 
 // Sets CUDA_MODULE_LOADING=EAGER (unless already EAGER) and initialises the runtime. Returns the
 // device count; 0 (and no exception) when there is no usable CUDA device.
@@ -175,6 +168,7 @@ class GpuSoftNic : public nic::Nic {
  private:
   void watchdog_loop();
   void wait_engine_exit(const char* during, uint64_t timeout_ns);
+  void launch_engine(uint32_t ctas, uint32_t warps_per_cta, bool until_idle);
   bool engine_in_device_memory() const { return options_.engine == EngineKind::gpu_kernel; }
 
   GpuSoftNicOptions options_;
@@ -188,13 +182,12 @@ class GpuSoftNic : public nic::Nic {
   std::mutex lock_;
   void* control_stream_ = nullptr;  // cudaStream_t
   void* engine_stream_ = nullptr;   // cudaStream_t
-  uint32_t* stop_flag_ = nullptr;   // mapped host memory, volatile-read by the engine
+  uint32_t* engine_control_ = nullptr;  // GPU memory: stop flag (word 0), counts (bytes 8..23)
   EngineStatus* status_ = nullptr;  // mapped host memory
   uint32_t generation_ = 0;
   std::atomic<bool> running_{false};
   std::atomic<bool> faulted_{false};
-  std::atomic<bool> host_stop_{false};
-  std::thread host_engine_;
+  std::unique_ptr<HostEngine> host_engine_;
   std::thread watchdog_;
   std::atomic<bool> watchdog_stop_{false};
   std::vector<std::pair<void*, nic::Placement>> allocations_;

@@ -3,8 +3,9 @@
 // It reads the same WQE bytes a ConnectX reads, validates them as hardware does, moves payloads,
 // writes CQEs (error CQEs with the PRM syndrome included) and keeps per-QP counters. An engine
 // consumes doorbells:
-//   - EngineKind::host_thread: a host thread polls every QP's doorbell register. Queues and
-//     payloads must be in host memory (pinned and mapped to the GPU when CUDA is present).
+//   - EngineKind::host_thread: `engine_threads` host threads poll the QPs' doorbell registers (QP i
+//     on thread i % engine_threads) and execute windows of up to 32 WQEs (engine/window.h). Queues
+//     and payloads must be in host memory (pinned and mapped to the GPU when CUDA is present).
 //   - EngineKind::gpu_kernel: a persistent kernel (GPU builds only; see gpu_engine.h).
 // QPs of two SoftNic instances in one process can be connected to each other; each instance's
 // engine serves the send queues of its own QPs.
@@ -24,6 +25,7 @@
 namespace dissect::softnic {
 
 class ModelCounterSource;  // src/softnic/model_counter_source.h
+class HostEngine;          // src/softnic/engine/host_engine.h
 
 enum class EngineKind { host_thread, gpu_kernel };
 const char* to_string(EngineKind kind);
@@ -32,6 +34,7 @@ struct SoftNicOptions {
   uint32_t max_qps = 1024;
   uint32_t max_mrs = 4096;
   EngineKind engine = EngineKind::host_thread;
+  uint32_t engine_threads = 1;  // host engine threads; QP i is served by thread i % engine_threads
   bool start_engine = true;  // start the engine on construction
 };
 
@@ -52,6 +55,7 @@ class SoftNic : public nic::Nic {
   void start();
   void stop();
   bool running() const { return running_.load(std::memory_order_acquire); }
+  uint32_t engine_threads() const { return options_.engine_threads; }
 
   uint32_t nic_id() const { return tables_.nic_id; }
   NicTables& tables() { return tables_; }
@@ -68,7 +72,6 @@ class SoftNic : public nic::Nic {
  private:
   friend class SoftProtectionDomain;
   friend class SoftQueuePair;
-  void engine_loop();
   uint32_t allocate_mr_slot();
   uint32_t allocate_qp_slot();
 
@@ -80,8 +83,7 @@ class SoftNic : public nic::Nic {
   uint32_t next_pd_ = 1;
   uint32_t mr_tag_ = 0;
   std::atomic<bool> running_{false};
-  std::atomic<bool> stop_requested_{false};
-  std::thread engine_;
+  std::unique_ptr<HostEngine> engine_;
   std::vector<void*> allocations_;
   int telemetry_device_ = -1;  // this NIC in telemetry's tables; -1 when telemetry is off
   ModelCounterSource* model_counters_ = nullptr;  // owned by telemetry

@@ -1,0 +1,104 @@
+#include "gpu_kernel.h"
+
+#include <cstdio>
+
+#include "serve.h"
+
+namespace dissect::softnic {
+namespace {
+
+constexpr uint32_t STOP_CHECK_PASSES = 16;     // the stop flag is in GPU memory: an L2 read
+constexpr uint64_t HEARTBEAT_PASSES = 1024;
+constexpr uint32_t STATUS_EVERY_WINDOWS = 256;  // a warp's "current QP" note to host memory
+
+template <typename T>
+__device__ inline void status_store(T* p, T v) {
+  *reinterpret_cast<volatile T*>(p) = v;
+}
+
+// What warp 0 publishes to the host status block once per heartbeat: writes to mapped host memory
+// cross PCIe, so the hot loop makes none of them.
+__device__ void heartbeat(const EngineLaunch& p, uint64_t passes) {
+  status_store(&p.status->wqes_executed,
+               static_cast<uint64_t>(*reinterpret_cast<volatile unsigned long long*>(&p.counts[0])));
+  status_store(&p.status->heartbeat, passes / HEARTBEAT_PASSES);
+}
+
+__device__ void note_visit(const EngineLaunch& p, const QpContext& qp, const Served& s,
+                           uint32_t* windows) {
+  atomicAdd(&p.counts[0], static_cast<unsigned long long>(s.executed));
+  if (s.syndrome != 0) {
+    status_store(&p.status->last_error_qpn, qp.qpn);
+    status_store(&p.status->last_syndrome, static_cast<uint32_t>(s.syndrome));
+  }
+  if (++*windows % STATUS_EVERY_WINDOWS == 1 || s.syndrome != 0) {
+    status_store(&p.status->current_qpn, qp.qpn);
+    status_store(&p.status->consumer, qp.sq_consumer);
+  }
+}
+
+__global__ void engine_kernel(EngineLaunch p) {
+  extern __shared__ Window windows[];
+  const WarpLanes lanes;
+  const uint32_t warp_in_cta = threadIdx.x / 32;
+  const uint32_t warp = blockIdx.x * (blockDim.x / 32) + warp_in_cta;
+  Window& w = windows[warp_in_cta];
+  const bool leader = warp == 0 && lanes.lane() == 0;
+  if (leader) {
+    status_store(&p.status->generation, p.generation);
+    status_store(&p.status->phase, uint32_t{ENGINE_RUNNING});
+  }
+  uint64_t passes = 0;
+  uint32_t visits_with_work = 0;
+  for (;;) {
+    const uint32_t count = lanes.broadcast(load_acquire<Scope::gpu>(&p.tables->qp_count));
+    uint32_t executed = 0;
+    for (uint32_t i = warp; i < count; i += p.warps) {
+      QpContext& qp = p.tables->qps[i];
+      const Served s = serve_qp(lanes, w, qp, *p.tables);
+      if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
+      executed += s.executed;
+    }
+    ++passes;
+    if (p.until_idle && executed == 0) break;
+    if (passes % STOP_CHECK_PASSES == 0 &&
+        lanes.broadcast(*reinterpret_cast<const volatile uint32_t*>(p.stop)) != 0) {
+      break;
+    }
+    if (leader && passes % HEARTBEAT_PASSES == 0) heartbeat(p, passes);
+  }
+  if (lanes.lane() == 0 && atomicAdd(&p.counts[1], 1ull) + 1 == p.warps) {
+    // The last warp out: every WQE count is in.
+    heartbeat(p, passes);
+    __threadfence_system();
+    status_store(&p.status->phase, uint32_t{ENGINE_EXITED});
+  }
+}
+
+// A dynamically indexed local array and a printf: the two per-context resources measured on the
+// H200 to make a kernel wait forever behind a running engine when first needed.
+__global__ void resource_probe_kernel(uint32_t index, uint32_t* out) {
+  volatile uint32_t scratch[256];
+  for (uint32_t i = 0; i < 256; ++i) scratch[i] = i * index;
+  const uint32_t v = scratch[index & 255];
+  if (v == 0xfffffffeu) printf("dissect: softnic resource probe %u\n", v);
+  if (out != nullptr) *out = v;
+}
+
+}  // namespace
+
+cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint32_t warps_per_cta,
+                                 cudaStream_t stream) {
+  const size_t shared = size_t{warps_per_cta} * sizeof(Window);
+  engine_kernel<<<ctas, warps_per_cta * 32, shared, stream>>>(launch);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_resource_probe(uint32_t index, cudaStream_t stream) {
+  resource_probe_kernel<<<1, 32, 0, stream>>>(index, nullptr);
+  return cudaGetLastError();
+}
+
+const void* engine_kernel_function() { return reinterpret_cast<const void*>(&engine_kernel); }
+
+}  // namespace dissect::softnic

@@ -1,0 +1,34 @@
+// The parallel GPU engine: a persistent kernel of `ctas` CTAs of `warps_per_cta` warps. Warp w of
+// W serves QPs w, w + W, w + 2W, ... of one NIC, executing windows of up to 32 WQEs (window.h) with
+// one WQE per lane. Host-side launch API (gpu_engine.cu calls it; the kernel is in gpu_kernel.cu).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dissect/softnic/context.h"
+
+namespace dissect::softnic {
+
+struct EngineLaunch {
+  NicTables* tables;                // in the engine's GPU memory
+  const uint32_t* stop;             // GPU memory; the host sets it through a copy
+  EngineStatus* status;             // mapped host memory
+  unsigned long long* counts;       // GPU memory: [0] WQEs executed, [1] warps exited
+  uint32_t generation;
+  uint32_t warps;                   // in the grid
+  uint32_t until_idle;              // 1: return after a pass over every QP finds no work (drain)
+};
+
+inline constexpr uint32_t MAX_ENGINE_WARPS_PER_CTA = 16;
+
+cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint32_t warps_per_cta,
+                                 cudaStream_t stream);
+// Sets up, while no engine runs, the per-context resources a user kernel may need on its first
+// launch (local memory, the printf FIFO): see gpu_engine.h, HAZARDS.
+cudaError_t launch_resource_probe(uint32_t index, cudaStream_t stream);
+const void* engine_kernel_function();
+
+}  // namespace dissect::softnic

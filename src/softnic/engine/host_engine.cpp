@@ -1,0 +1,90 @@
+#include "host_engine.h"
+
+#include "dissect/common/atomic.h"
+#include "dissect/common/error.h"
+#include "serve.h"
+
+namespace dissect::softnic {
+namespace {
+
+// Idle passes before a thread yields its core: low latency while sharing a 2-core CI machine.
+constexpr uint32_t IDLE_PASSES_BEFORE_YIELD = 256;
+constexpr uint64_t HEARTBEAT_PASSES = 1024;
+
+// The status block is shared by every engine thread: written on an error and once per heartbeat,
+// never per window, so the threads do not bounce its cache line.
+void note_work(EngineStatus* status, const QpContext& qp, const Served& served) {
+  __atomic_store_n(&status->current_qpn, qp.qpn, __ATOMIC_RELAXED);
+  __atomic_store_n(&status->consumer, qp.sq_consumer, __ATOMIC_RELAXED);
+  if (served.syndrome != 0) {
+    __atomic_store_n(&status->last_error_qpn, qp.qpn, __ATOMIC_RELAXED);
+    __atomic_store_n(&status->last_syndrome, uint32_t{served.syndrome}, __ATOMIC_RELEASE);
+  }
+}
+
+}  // namespace
+
+void HostEngine::start(NicTables* tables, uint32_t threads, EngineStatus* status,
+                       uint32_t generation) {
+  if (running()) return;
+  if (threads == 0 || threads > 256) {
+    throw InvalidArgument("softnic host engine: " + std::to_string(threads) +
+                          " engine threads (1..256)");
+  }
+  stop_.store(false, std::memory_order_release);
+  if (status != nullptr) {
+    __atomic_store_n(&status->generation, generation, __ATOMIC_RELAXED);
+    __atomic_store_n(&status->phase, uint32_t{ENGINE_RUNNING}, __ATOMIC_RELEASE);
+  }
+  for (uint32_t t = 0; t < threads; ++t) {
+    threads_.emplace_back([this, t, threads, tables, status] { serve(t, threads, tables, status); });
+  }
+}
+
+void HostEngine::stop() {
+  if (!running()) return;
+  stop_.store(true, std::memory_order_release);
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, EngineStatus* status) {
+  const HostLanes lanes;
+  Window window;
+  uint32_t idle = 0;
+  uint64_t passes = 0;
+  uint64_t unreported = 0;  // WQEs executed since this thread last added to the status block
+  while (!stop_.load(std::memory_order_acquire)) {
+    const uint32_t qps = load_acquire<Scope::system>(&tables->qp_count);
+    uint32_t executed = 0;
+    for (uint32_t i = index; i < qps; i += count) {
+      QpContext& qp = tables->qps[i];
+      const Served served = serve_qp(lanes, window, qp, *tables);
+      if (status != nullptr && served.syndrome != 0) note_work(status, qp, served);
+      executed += served.executed;
+      if (status != nullptr && served.executed != 0 && passes % HEARTBEAT_PASSES == 0) {
+        note_work(status, qp, served);
+      }
+    }
+    unreported += executed;
+    if (status != nullptr && ++passes % HEARTBEAT_PASSES == 0) {
+      __atomic_fetch_add(&status->wqes_executed, unreported, __ATOMIC_RELAXED);
+      unreported = 0;
+      if (index == 0) __atomic_store_n(&status->heartbeat, passes / HEARTBEAT_PASSES, __ATOMIC_RELEASE);
+    }
+    if (executed != 0) {
+      idle = 0;
+    } else if (++idle >= IDLE_PASSES_BEFORE_YIELD) {
+      std::this_thread::yield();
+      idle = 0;
+    } else {
+      spin_pause();
+    }
+  }
+  if (status != nullptr) __atomic_fetch_add(&status->wqes_executed, unreported, __ATOMIC_RELAXED);
+  if (status != nullptr && index == 0) {
+    __atomic_store_n(&status->phase, uint32_t{ENGINE_EXITED}, __ATOMIC_RELEASE);
+  }
+}
+
+}  // namespace dissect::softnic

@@ -1,0 +1,37 @@
+// The parallel host engine: N threads serve one NIC's QPs, QP i on thread i % N, each executing
+// windows of WQEs (window.h) with HostLanes. Used by the host softnic and by the GPU softnic's
+// host-thread engine (tables and queues in mapped host memory).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "dissect/softnic/context.h"
+
+namespace dissect::softnic {
+
+class HostEngine {
+ public:
+  HostEngine() = default;
+  ~HostEngine() { stop(); }
+  HostEngine(const HostEngine&) = delete;
+  HostEngine& operator=(const HostEngine&) = delete;
+
+  // Starts `threads` (>= 1) engine threads over `tables`. `status` (may be null) receives the
+  // heartbeat, the WQE count and the last error.
+  void start(NicTables* tables, uint32_t threads, EngineStatus* status, uint32_t generation);
+  // Returns once every thread has finished the window it was executing.
+  void stop();
+  bool running() const { return !threads_.empty(); }
+  uint32_t threads() const { return static_cast<uint32_t>(threads_.size()); }
+
+ private:
+  void serve(uint32_t index, uint32_t count, NicTables* tables, EngineStatus* status);
+
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace dissect::softnic

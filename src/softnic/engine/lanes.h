@@ -1,0 +1,127 @@
+// The 32 lanes a window (window.h) runs on: a warp on the GPU, one host thread looping over them on
+// the host. Every collective ends with a warp barrier on the GPU, so what one lane wrote to the
+// window (shared memory) before it is seen by every lane after it.
+#pragma once
+
+#include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
+
+#include "dissect/mlx5/endian.h"
+#include "dissect/softnic/execute.h"
+
+namespace dissect::softnic {
+
+DISSECT_HD inline uint32_t popcount(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __popc(v);
+#else
+  return static_cast<uint32_t>(__builtin_popcount(v));
+#endif
+}
+// v != 0.
+DISSECT_HD inline uint32_t lowest_set_bit(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(v) - 1;
+#else
+  return static_cast<uint32_t>(__builtin_ctz(v));
+#endif
+}
+// v != ~0.
+DISSECT_HD inline uint32_t lowest_zero_bit(uint32_t v) { return lowest_set_bit(~v); }
+
+#if defined(__CUDACC__)
+// A whole warp, every lane active.
+struct WarpLanes {
+  static constexpr unsigned FULL = 0xffffffffu;
+  __device__ uint32_t lane() const { return threadIdx.x & 31; }
+  template <typename F>
+  __device__ void each(uint32_t count, F&& f) const {
+    if (lane() < count) f(lane());
+    __syncwarp();
+  }
+  template <typename F>
+  __device__ void leader(F&& f) const {
+    if (lane() == 0) f();
+    __syncwarp();
+  }
+  template <typename F>
+  __device__ uint32_t ballot(uint32_t count, F&& predicate) const {
+    return __ballot_sync(FULL, lane() < count && predicate(lane()));
+  }
+  // Sum of f(k) for k < count; each term below 2^47.
+  template <typename F>
+  __device__ uint64_t sum(uint32_t count, F&& f) const {
+    const uint64_t v = lane() < count ? f(lane()) : 0;
+    const uint32_t high = __reduce_add_sync(FULL, static_cast<uint32_t>(v >> 16));
+    const uint32_t low = __reduce_add_sync(FULL, static_cast<uint32_t>(v & 0xffff));
+    return (uint64_t{high} << 16) + low;
+  }
+  template <typename T>
+  __device__ T broadcast(T v) const {
+    return static_cast<T>(__shfl_sync(FULL, static_cast<uint32_t>(v), 0));
+  }
+  __device__ void sync() const { __syncwarp(); }
+  // The warp copies one payload, 16 B (or 8 B, or 1 B, as the alignment allows) per lane per step,
+  // four steps in flight. The ranges do not overlap (lane_copies sends those to one lane).
+  __device__ void copy(uint8_t* destination, const uint8_t* source, uint64_t length) const {
+    const uintptr_t alignment = reinterpret_cast<uintptr_t>(destination) |
+                                reinterpret_cast<uintptr_t>(source);
+    uint64_t done = 0;
+    if ((alignment & 15) == 0) {
+      done = copy_words<uint4>(destination, source, length);
+    } else if ((alignment & 7) == 0) {
+      done = copy_words<uint64_t>(destination, source, length);
+    }
+    for (uint64_t i = done + lane(); i < length; i += 32) destination[i] = source[i];
+    __syncwarp();
+  }
+
+ private:
+  template <typename Word>
+  __device__ uint64_t copy_words(uint8_t* destination, const uint8_t* source,
+                                 uint64_t length) const {
+    const uint64_t words = length / sizeof(Word);
+    Word* __restrict__ out = reinterpret_cast<Word*>(destination);
+    const Word* __restrict__ in = reinterpret_cast<const Word*>(source);
+#pragma unroll 4
+    for (uint64_t i = lane(); i < words; i += 32) out[i] = in[i];
+    return words * sizeof(Word);
+  }
+};
+#endif
+
+// One host thread standing in for the 32 lanes: each phase runs for every lane in turn.
+struct HostLanes {
+  template <typename F>
+  DISSECT_HD void each(uint32_t count, F&& f) const {
+    for (uint32_t k = 0; k < count; ++k) f(k);
+  }
+  template <typename F>
+  DISSECT_HD void leader(F&& f) const {
+    f();
+  }
+  template <typename F>
+  DISSECT_HD uint32_t ballot(uint32_t count, F&& predicate) const {
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < count; ++k) mask |= predicate(k) ? 1u << k : 0u;
+    return mask;
+  }
+  template <typename F>
+  DISSECT_HD uint64_t sum(uint32_t count, F&& f) const {
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < count; ++k) total += f(k);
+    return total;
+  }
+  template <typename T>
+  DISSECT_HD T broadcast(T v) const {
+    return v;
+  }
+  DISSECT_HD void sync() const {}
+  DISSECT_HD void copy(uint8_t* destination, const uint8_t* source, uint64_t length) const {
+    copy_bytes(destination, source, length);
+  }
+};
+
+}  // namespace dissect::softnic

@@ -1,0 +1,256 @@
+// How a parallel engine executes up to 32 WQEs of one QP at once, one per lane of a warp, with the
+// outcome of executing them one at a time (execute.h stays the one definition of what a WQE does):
+// WQEs execute in order and exactly once, CQEs appear in WQE order, no CQE is visible before the
+// payloads of every WQE up to it, and after a failed WQE nothing later moves a byte.
+//
+// The window holds the WQEs that may run side by side: RDMA WRITEs with one data segment or an
+// inline payload, and NOPs, each announced in full by a doorbell. It ends before any other WQE (a
+// WRITE WITH IMM consumes the responder's receive WQEs in order, an atomic returns an ordered
+// result, a gather has several segments); when such a WQE is first, it runs alone through
+// execute_and_retire, as does every WQE of a QP in the error state (a flush). Phases, with a warp
+// barrier between them:
+//   1. inspect  lane i reads the control segment at WQEBB consumer + i: does a window WQE start there?
+//   2. chain    WQE 0 starts at the consumer, WQE k + 1 at start_k + wqebbs_k (uniform)
+//   3. check    lane k validates WQE k (keys, bounds, permissions, size) without moving a byte
+//   4. perform  the WQEs before the first failure move their payloads (large ones warp-wide)
+//   5. complete lanes write the CQEs of signalled WQEs and of the failure, each in the slot of its
+//               rank; the lane-0 leader retires the window (consumer, CQ producer, counters, state)
+// On the host one thread runs each phase for every lane in turn (HostLanes), so the CPU tier drives
+// exactly this code.
+#pragma once
+
+#include <cstdint>
+
+#include "dissect/softnic/execute.h"
+#include "lanes.h"
+
+namespace dissect::softnic {
+
+inline constexpr uint32_t WINDOW_LANES = 32;
+// A payload this large is copied by the whole warp, 16 B per lane per step, instead of by its lane.
+inline constexpr uint64_t WARP_COPY_BYTES = 256;
+
+struct WindowWqe {
+  WritePlan plan;     // valid when the WQE is a WRITE that passed its checks
+  uint32_t offset;    // WQEBBs from the consumer index to this WQE
+  uint8_t wqebbs;
+  uint8_t opcode;
+  uint8_t syndrome;   // 0 = passed its checks
+  uint8_t signaled;
+};
+
+// One warp's scratch (shared memory on the GPU).
+struct Window {
+  uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
+  WindowWqe wqe[WINDOW_LANES];      // phase 3 on
+  QpContext* responder;             // of the window's WRITEs
+  uint32_t count;                   // WQEs in the window
+  uint32_t available;               // announced WQEBBs past the consumer (leader)
+  uint32_t state;
+};
+
+// Phase 1 for the WQEBB at `offset`: the size of the WQE starting there if it can join a window.
+DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, uint32_t offset, uint32_t available) {
+  using namespace mlx5;
+  const uint64_t start = qp.sq_consumer + offset;
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
+  const uint32_t ds = ctrl_ds(ctrl);
+  if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != qp.qpn || ds == 0) {
+    return 0;  // not a WQE start: execute_wqe gives it its syndrome when it is first
+  }
+  const uint32_t wqebbs = wqebbs_for_ds(ds);
+  if (offset + wqebbs > available) return 0;  // not announced in full
+  const uint8_t opcode = ctrl_opcode(ctrl);
+  if (opcode == MLX5_OPCODE_NOP) return static_cast<uint8_t>(wqebbs);
+  if (opcode != MLX5_OPCODE_RDMA_WRITE || ds < 3) return 0;
+  const auto* data = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, 2));
+  const bool is_inline = (data->byte_count.value() & MLX5_INLINE_SEG) != 0;
+  return (is_inline || ds == 3) ? static_cast<uint8_t>(wqebbs) : 0;
+}
+
+// Phase 3 for WQE k of the window.
+DISSECT_HD inline void check_window_wqe(QpContext& qp, const NicTables& local, WindowWqe& w) {
+  using namespace mlx5;
+  const uint64_t start = qp.sq_consumer + w.offset;
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
+  w.opcode = ctrl_opcode(ctrl);
+  w.signaled = ctrl_signaled(ctrl);
+  w.plan = WritePlan{};
+  w.syndrome = 0;
+  if (w.opcode == MLX5_OPCODE_RDMA_WRITE) {
+    uint32_t segments = 0;
+    w.syndrome = check_write(qp, local, start, ctrl_ds(ctrl), &w.plan, &segments);
+  }
+}
+
+DISSECT_HD inline bool overlaps(const WritePlan& p) {
+  if (p.source == nullptr) return false;
+  const uintptr_t s = reinterpret_cast<uintptr_t>(p.source);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(p.destination);
+  return s < d + p.length && d < s + p.length;
+}
+
+DISSECT_HD inline QpContext& responder_of(const QpContext& qp) {
+  NicTables& remote_nic = *through(qp.remote_window, qp.remote_nic);
+  return through(qp.remote_window, remote_nic.qps)[qp.remote_qp_index];
+}
+
+// Whether lane-private copying suits this WQE (the rest are copied warp-wide in order).
+DISSECT_HD inline bool lane_copies(const WindowWqe& w) {
+  return w.plan.length < WARP_COPY_BYTES || w.plan.source == nullptr || overlaps(w.plan);
+}
+
+// The CQE of window WQE `w`, written into slot `index` of the send CQ.
+template <Scope S>
+DISSECT_HD inline void complete_window_wqe(const QpContext& qp, const WindowWqe& w,
+                                           uint64_t index) {
+  const WqeOutcome outcome{w.syndrome, w.opcode, w.signaled != 0, w.wqebbs, w.plan.length};
+  mlx5::mlx5_cqe64 cqe;
+  const uint8_t cqe_opcode = requester_cqe(qp, qp.sq_consumer + w.offset, outcome, &cqe);
+  write_cqe_at<S>(qp.send_cq, index, cqe, cqe_opcode);
+}
+
+// What one visit to a QP did.
+struct Served {
+  uint32_t executed;  // WQEs consumed
+  uint8_t syndrome;   // of the last failed WQE, 0 = none failed
+};
+
+// Phase 4: the payloads of the first `moved` WQEs; small ones by their lane, then large ones one
+// after the other by the whole warp. Ends with a warp barrier, so every lane's later release
+// (write_cqe_at) covers every payload.
+template <typename Lanes>
+DISSECT_HD inline void perform_window(const Lanes& lanes, const Window& w, const QpContext& qp,
+                                      uint32_t moved) {
+  lanes.each(moved, [&](uint32_t k) {
+    const WindowWqe& x = w.wqe[k];
+    if (x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && lane_copies(x)) {
+      perform_write(qp, qp.sq_consumer + x.offset, x.plan);
+    }
+  });
+  for (uint32_t k = 0; k < moved; ++k) {
+    const WindowWqe& x = w.wqe[k];
+    if (x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && !lane_copies(x)) {
+      lanes.copy(x.plan.destination, x.plan.source, x.plan.length);
+    }
+  }
+  lanes.sync();
+}
+
+// A WQE that cannot share a window (or a flush): the leader executes it as the one-thread engine
+// does.
+template <typename Lanes>
+DISSECT_HD inline Served serve_alone(const Lanes& lanes, QpContext& qp, const NicTables& local) {
+  uint8_t syndrome = 0;
+  lanes.leader([&] {
+    const uint64_t errors = qp.counters.error_cqes;
+    execute_and_retire(qp, local);
+    if (qp.counters.error_cqes != errors) {
+      const uint64_t slot = (qp.send_cq.produced - 1) & (qp.send_cq.cqe_count - 1);
+      syndrome = reinterpret_cast<const mlx5::mlx5_err_cqe*>(&qp.send_cq.cqes[slot])->syndrome;
+    }
+  });
+  return Served{1, lanes.broadcast(syndrome)};
+}
+
+// What the leader needs to retire a window.
+struct WindowTally {
+  uint32_t executed;   // WQEs consumed (the failure included)
+  uint32_t cqes;       // CQEs written
+  uint32_t writes;     // successful WRITEs
+  uint64_t bytes;      // their payload bytes
+  bool failed;
+};
+
+DISSECT_HD inline void retire_window(QpContext& qp, const Window& window, const WindowTally& t) {
+  const WindowWqe& last = window.wqe[t.executed - 1];
+  qp.sq_consumer += last.offset + last.wqebbs;
+  qp.send_cq.produced += t.cqes;
+  qp.counters.wqes_executed += t.executed;
+  qp.counters.tx_packets += t.failed ? t.executed - 1 : t.executed;
+  qp.counters.tx_bytes += t.bytes;
+  qp.counters.cqes_written += t.cqes;
+  if (t.writes != 0) {
+    // Every WRITE of the window went to the QP's one responder (check_write found it).
+    QpContext& responder = *window.responder;
+    responder.counters.rx_bytes += t.bytes;
+    responder.counters.rx_packets += t.writes;
+  }
+  if (t.failed) {
+    qp.counters.error_cqes += 1;
+    qp.state = QP_STATE_ERROR;
+  }
+}
+
+// The window's WQE count from the sizes of phase 1: the chain from offset 0, uniform.
+DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, uint32_t first_count) {
+  uint32_t count = first_count;
+  uint32_t offset = first_offset;
+  const uint32_t limit = window.available < WINDOW_LANES ? window.available : WINDOW_LANES;
+  while (count < WINDOW_LANES && offset < limit && window.wqebbs_at[offset] != 0) {
+    window.wqe[count].offset = offset;
+    window.wqe[count].wqebbs = window.wqebbs_at[offset];
+    offset += window.wqebbs_at[offset];
+    ++count;
+  }
+  return count;
+}
+
+// Executes one window of `qp`'s announced WQEs with `lanes` (lanes.h): the parallel engines' unit
+// of work. `Doorbell`: the scope of the doorbell's submitters; `Completion`: of the CQE's and the
+// payload's observers (EngineFlags).
+template <Scope Doorbell, Scope Completion, typename Lanes>
+DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
+                                      const NicTables& local) {
+  lanes.leader([&] {
+    w.state = load_acquire<Doorbell>(&qp.state);
+    if (w.state != QP_STATE_RESET) read_doorbell<Doorbell>(qp);
+    const uint64_t ahead = qp.sq_target - qp.sq_consumer;
+    w.available = ahead < qp.sq.wqebb_count ? static_cast<uint32_t>(ahead) : qp.sq.wqebb_count;
+  });
+  if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
+  if (w.state == QP_STATE_ERROR) return serve_alone(lanes, qp, local);
+
+  const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
+  lanes.each(probe, [&](uint32_t i) { w.wqebbs_at[i] = window_wqe_size(qp, i, w.available); });
+  const uint32_t single = lanes.ballot(probe, [&](uint32_t i) { return w.wqebbs_at[i] == 1; });
+  const uint32_t first = single == ~0u ? WINDOW_LANES : lowest_zero_bit(single);
+  lanes.each(first, [&](uint32_t k) {
+    w.wqe[k].offset = k;
+    w.wqe[k].wqebbs = 1;
+  });
+  lanes.leader([&] {
+    w.count = chain_window(w, first, first);
+    w.responder = &responder_of(qp);
+  });
+  const uint32_t n = w.count;
+  if (n == 0) return serve_alone(lanes, qp, local);
+
+  lanes.each(n, [&](uint32_t k) { check_window_wqe(qp, local, w.wqe[k]); });
+  const uint32_t failures = lanes.ballot(n, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
+  const uint32_t moved = failures ? lowest_set_bit(failures) : n;
+  const uint32_t executed = failures ? moved + 1 : n;
+  perform_window(lanes, w, qp, moved);
+
+  const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
+    return w.wqe[k].signaled != 0 || w.wqe[k].syndrome != 0;
+  });
+  lanes.each(executed, [&](uint32_t k) {
+    if ((cqe_mask >> k) & 1) {
+      complete_window_wqe<Completion>(qp, w.wqe[k],
+                                      qp.send_cq.produced + popcount(cqe_mask & ((1u << k) - 1)));
+    }
+  });
+  WindowTally tally{};
+  tally.executed = executed;
+  tally.cqes = popcount(cqe_mask);
+  tally.writes = popcount(lanes.ballot(moved, [&](uint32_t k) {
+    return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE;
+  }));
+  tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
+  tally.failed = failures != 0;
+  lanes.leader([&] { retire_window(qp, w, tally); });
+  return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
+}
+
+}  // namespace dissect::softnic
