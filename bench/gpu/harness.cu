@@ -40,6 +40,8 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
     softnic::GpuSoftNicOptions o;
     o.device = config.device + d;
     o.engine = engine;
+    o.engine_ctas = config.engine_ctas;
+    o.engine_warps_per_cta = config.engine_warps_per_cta;
     o.start_engine = false;  // allocate everything first; start at the end
     pair->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
   }

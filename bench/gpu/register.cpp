@@ -4,11 +4,16 @@
 // Without a CUDA device each prints "no CUDA device: skipped" and returns 0, so `dissect report`
 // still runs on a CPU-only machine.
 #include <cstdio>
+#include <algorithm>
 #include <string>
+#include <vector>
+
+#include "dissect/common/error.h"
 
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "nic_ceiling.h"
 #include "proxy_latency.h"
 #include "telemetry_rate.h"
 
@@ -31,7 +36,10 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
              {"payload_bytes", std::to_string(g.payload_bytes)},
              {"inline", g.inline_payload ? "yes" : "no"},
              {"iterations", std::to_string(c.iterations)},
-             {"warmup", std::to_string(c.warmup)}};
+             {"warmup", std::to_string(c.warmup)},
+             {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
+                                  std::to_string(c.engine_warps_per_cta) + " warps"},
+             {"nic_profile", "fast"}};
   if (!g.note.empty()) r.knobs.push_back({"note", g.note});
   for (const GpuMetric& m : g.metrics) {
     Metric out;
@@ -67,6 +75,9 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
   c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100));
   c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 10'000'000));
   c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 100, 10'000'000));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.engine_warps_per_cta =
+      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, 16));
   a.check_all_used();
   const int devices = softnic::gpu_runtime_init();
   if (devices == 0) {
@@ -92,6 +103,59 @@ int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mec
 int run_gpu_proxy(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_proxy_latency); }
 int run_gpu_telemetry(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_telemetry_rate); }
 
+// "1,4,16" -> {1, 4, 16}, each in [min, max]; throws naming the flag and the item.
+std::vector<uint32_t> integer_list(const Arguments& a, const std::string& name,
+                                   const std::vector<uint32_t>& fallback, uint32_t min,
+                                   uint32_t max) {
+  const std::string text = a.text(name, "");
+  if (text.empty()) return fallback;
+  std::vector<uint32_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos &&
+                        item.size() <= 9;
+    const uint64_t v = digits ? std::stoull(item) : 0;
+    if (!digits || v < min || v > max) {
+      throw InvalidArgument("--" + name + " '" + item + "': each item an integer in [" +
+                            std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    out.push_back(static_cast<uint32_t>(v));
+    at = comma + 1;
+  }
+  return out;
+}
+
+int run_nic_ceiling_command(const Arguments& a, Report& report) {
+  a.provider({"softnic"});
+  NicCeilingConfig c;
+  const bool quick = a.flag("quick");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.engine_warps_per_cta =
+      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, 16));
+  c.qps = integer_list(a, "qps", quick ? std::vector<uint32_t>{1, 64} : c.qps, 1, 1024);
+  c.sizes = integer_list(a, "sizes", quick ? std::vector<uint32_t>{8, 4096} : c.sizes, 1, 1u << 20);
+  c.depth = static_cast<uint32_t>(a.power_of_two("depth", c.depth, 32768));
+  c.rounds = static_cast<uint32_t>(a.integer("rounds", quick ? 4 : c.rounds, 1, 1000));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100));
+  a.check_all_used();
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  int status = 0;
+  for (Result& r : run_nic_ceiling(c)) {
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+  }
+  return status;
+}
+
+const bool registered_nic_ceiling = register_experiment(
+    {"nic-ceiling", "the NIC model's own capacity: msg/s and GB/s by QP count and payload, doorbell-to-CQE latency",
+     run_nic_ceiling_command, true});
 const bool registered_latency = register_experiment(
     {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3)",
      run_gpu_latency, true});

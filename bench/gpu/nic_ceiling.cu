@@ -1,0 +1,286 @@
+// The model's capacity, measured with no submitter in the way: every QP's send queue is filled
+// with `depth` WQEs by one kernel (not timed), then one thread per QP stores the doorbell record
+// and the doorbell at t0 and polls the QP's one signalled CQE (the last WQE) until t1. The rate of
+// a round is Q * depth / (max t1 - min t0), on %globaltimer. QPs are connected to themselves
+// (loopback), so the engine executes every write of one NIC. Latency: one QP, one signalled 8 B
+// inline write at a time, t0 just before the doorbell store, t1 when its CQE is seen.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/gpu_pe.h"
+#include "dissect/common/clock.h"
+#include "dissect/gda/gda.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "harness.cuh"
+#include "nic_ceiling.h"
+
+namespace dissect::bench {
+namespace {
+
+constexpr uint32_t SLOTS_PER_QP = 64;  // destination slots per QP; WQE i writes slot i % 64
+
+struct Target {
+  nic::QpHandle qp;
+  uint8_t* src;
+  uint8_t* dst;
+  uint32_t lkey, rkey;
+};
+
+DISSECT_HD inline uint64_t value_of(uint64_t index, uint32_t qp) {
+  return (index * 0x9e3779b97f4a7c15ull) ^ (uint64_t{qp} << 48) ^ 1;
+}
+
+// One warp per QP builds WQEs [base, base + depth); only the last is signalled.
+__global__ void fill_kernel(const Target* targets, uint32_t depth, uint64_t base, uint32_t bytes) {
+  const Target t = targets[blockIdx.x];
+  for (uint32_t i = threadIdx.x; i < depth; i += blockDim.x) {
+    const uint64_t index = base + i;
+    const uint64_t slot = (index % SLOTS_PER_QP) * bytes;
+    const auto completion = i + 1 == depth ? gda::Completion::signaled : gda::Completion::unsignaled;
+    if (bytes <= 8) {
+      gda::write_rdma_write_value_wqe(t.qp, index, value_of(index, blockIdx.x), bytes,
+                                      reinterpret_cast<uint64_t>(t.dst + slot), t.rkey, completion);
+    } else {
+      gda::write_rdma_write_wqe(t.qp, index,
+                                gda::WriteRequest{reinterpret_cast<uint64_t>(t.src + slot), t.lkey,
+                                                  bytes, reinterpret_cast<uint64_t>(t.dst + slot),
+                                                  t.rkey},
+                                completion);
+    }
+  }
+}
+
+__device__ bool wait_cqe(const nic::QpHandle& qp, uint64_t n, uint64_t deadline) {
+  const mlx5::mlx5_cqe64* cqe = &qp.send_cq.cqes[n & (qp.send_cq.cqe_count - 1)];
+  for (;;) {
+    const uint32_t word = load_acquire<Scope::gpu>(
+        reinterpret_cast<uint32_t*>(const_cast<mlx5::mlx5_cqe64*>(cqe)) + 15);
+    const uint8_t op_own = static_cast<uint8_t>(word >> 24);
+    if (mlx5::cqe_is_sw_owned(op_own, n, qp.send_cq.cqe_count)) {
+      return mlx5::cqe_opcode(op_own) == mlx5::MLX5_CQE_REQ;
+    }
+    if (now_ns() > deadline) return false;
+  }
+}
+
+struct RoundTimes {
+  unsigned long long start, end;
+  uint32_t ok;
+};
+
+// Thread j rings QP j up to `end` and waits for CQE number `cqe`.
+__global__ void ring_kernel(const Target* targets, uint32_t count, uint64_t end, uint64_t cqe,
+                            RoundTimes* times) {
+  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  const nic::QpHandle qp = targets[j].qp;
+  const uint64_t t0 = now_ns();
+  gda::store_doorbell_pair<gda::ordering::gpu_fence>(qp, end);
+  const bool ok = wait_cqe(qp, cqe, t0 + 10'000'000'000ull);
+  times[j] = RoundTimes{t0, now_ns(), ok ? 1u : 0u};
+}
+
+__global__ void latency_kernel(Target t, uint32_t iterations, unsigned long long* samples,
+                               uint32_t* ok) {
+  uint32_t good = 1;
+  for (uint32_t i = 0; i < iterations && good; ++i) {
+    gda::write_rdma_write_value_wqe(t.qp, i, value_of(i, 0), 8, reinterpret_cast<uint64_t>(t.dst),
+                                    t.rkey, gda::Completion::signaled);
+    gda::ordering::gpu_fence::store_dbrec(&t.qp.dbrec_send->raw, mlx5::dbrec_value(i + 1).raw);
+    const uint64_t t0 = now_ns();
+    gda::ordering::gpu_fence::store_doorbell(t.qp.doorbell, mlx5::doorbell_value(i + 1, t.qp.qpn));
+    good = wait_cqe(t.qp, i, t0 + 5'000'000'000ull);
+    samples[i] = now_ns() - t0;
+  }
+  *ok = good;
+}
+
+// Everything is allocated before the engine starts and freed after it stops: allocating or
+// freeing beside a running engine kernel can wait forever (softnic/gpu_engine.h, HAZARDS).
+struct Setup {
+  std::unique_ptr<softnic::GpuSoftNic> nic;
+  std::vector<GpuPe> pes;
+  Target* targets = nullptr;  // device copy
+  std::vector<Target> host_targets;
+  RoundTimes* times = nullptr;
+  unsigned long long* samples = nullptr;
+  uint32_t* ok = nullptr;
+  cudaStream_t stream = nullptr;
+  ~Setup() {
+    if (nic) nic->stop();
+    pes.clear();
+    for (void* p : {static_cast<void*>(targets), static_cast<void*>(times),
+                    static_cast<void*>(samples), static_cast<void*>(ok)}) {
+      if (p) cudaFree(p);
+    }
+    if (stream) cudaStreamDestroy(stream);
+  }
+  template <typename T>
+  void read(T* host, const T* device, size_t count) const {
+    gpu::check(cudaMemcpyAsync(host, device, sizeof(T) * count, cudaMemcpyDeviceToHost, stream),
+               "nic-ceiling read-back");
+    gpu::check(cudaStreamSynchronize(stream), "nic-ceiling read-back");
+  }
+};
+
+constexpr uint32_t MAX_LATENCY_SAMPLES = 4096;
+
+std::unique_ptr<Setup> make_setup(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes,
+                                  uint32_t depth) {
+  auto s = std::make_unique<Setup>();
+  softnic::GpuSoftNicOptions o;
+  o.device = c.device;
+  o.engine_ctas = c.engine_ctas;
+  o.engine_warps_per_cta = c.engine_warps_per_cta;
+  o.max_qps = std::max<uint32_t>(qps, 1);
+  o.max_mrs = 2 * qps + 4;
+  o.start_engine = false;
+  s->nic = std::make_unique<softnic::GpuSoftNic>(o);
+  nic::QpAttributes a;
+  a.sq_wqebbs = std::max<uint32_t>(depth, 64);
+  a.cq_entries = a.sq_wqebbs;
+  a.max_inline = 64;
+  a.placement = nic::Placement::gpu;
+  s->pes.resize(qps);
+  for (uint32_t j = 0; j < qps; ++j) {
+    open_pe(s->pes[j], s->nic.get(), a, size_t{SLOTS_PER_QP} * std::max<uint32_t>(bytes, 8));
+    s->pes[j].qp->connect(s->pes[j].qp->endpoint());  // loopback
+    s->host_targets.push_back(Target{s->pes[j].qp->handle(), s->pes[j].src, s->pes[j].dst,
+                                     s->pes[j].src_mr.lkey, s->pes[j].dst_mr.rkey});
+  }
+  cudaSetDevice(c.device);
+  gpu::check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "stream");
+  gpu::check(cudaMalloc(&s->targets, sizeof(Target) * qps), "targets");
+  gpu::check(cudaMemcpy(s->targets, s->host_targets.data(), sizeof(Target) * qps,
+                        cudaMemcpyHostToDevice), "targets");
+  gpu::check(cudaMalloc(&s->times, sizeof(RoundTimes) * qps), "round times");
+  gpu::check(cudaMalloc(&s->samples, sizeof(unsigned long long) * MAX_LATENCY_SAMPLES), "samples");
+  gpu::check(cudaMalloc(&s->ok, sizeof(uint32_t)), "ok");
+  for (auto* k : {reinterpret_cast<const void*>(&fill_kernel), reinterpret_cast<const void*>(&ring_kernel),
+                  reinterpret_cast<const void*>(&latency_kernel)}) {
+    softnic::preload_kernel(k, "nic-ceiling kernels");
+  }
+  s->nic->start();
+  return s;
+}
+
+Result base(const NicCeilingConfig& c, const std::string& label) {
+  Result r;
+  r.experiment = "nic-ceiling";
+  r.label = label;
+  r.engine = "gpu-kernel";
+  r.placement = "gpu";
+  r.submitter = "none (pre-built WQEs, one doorbell per QP)";
+  r.pe_layout = "1 NIC, loopback QPs, 1 GPU";
+  r.knobs = {{"engine_ctas", std::to_string(c.engine_ctas)},
+             {"engine_warps_per_cta", std::to_string(c.engine_warps_per_cta)},
+             {"engine_warps", std::to_string(c.engine_ctas * c.engine_warps_per_cta)},
+             {"nic_profile", "fast"}};
+  return r;
+}
+
+// One (QPs, size) point: `runs` runs of `rounds` rounds each.
+Result measure_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
+  const uint32_t depth = bytes <= 8 ? c.depth : std::min<uint32_t>(c.depth, 1024);
+  Result r = base(c, std::to_string(qps) + " QPs, " + std::to_string(bytes) + " B " +
+                         (bytes <= 8 ? "inline" : "pointer"));
+  r.knobs.push_back({"qps", std::to_string(qps)});
+  r.knobs.push_back({"payload_bytes", std::to_string(bytes)});
+  r.knobs.push_back({"wqes_per_qp_per_round", std::to_string(depth)});
+  Metric rate{"message rate", "Mmsg/s", {}}, goodput{"payload rate", "GB/s", {}};
+  bool valid = true;
+  for (uint32_t run = 0; run < c.runs; ++run) {
+    auto s = make_setup(c, qps, bytes, depth);
+    RoundTimes* times = s->times;
+    std::vector<double> rates, rates_bytes;
+    for (uint32_t round = 0; round < c.rounds + 1; ++round) {  // round 0 is warm-up
+      const uint64_t begin = uint64_t{round} * depth;
+      fill_kernel<<<qps, 128, 0, s->stream>>>(s->targets, depth, begin, bytes);
+      gpu::check(cudaGetLastError(), "fill_kernel");
+      const uint32_t threads = std::min<uint32_t>(qps, 128);
+      ring_kernel<<<(qps + threads - 1) / threads, threads, 0, s->stream>>>(
+          s->targets, qps, begin + depth, round, times);
+      gpu::check(cudaGetLastError(), "ring_kernel");
+      gpu::check(cudaStreamSynchronize(s->stream), "nic-ceiling round");
+      std::vector<RoundTimes> t(qps);
+      s->read(t.data(), times, qps);
+      unsigned long long first = ~0ull, last = 0;
+      for (const auto& x : t) {
+        valid = valid && x.ok;
+        first = std::min(first, x.start);
+        last = std::max(last, x.end);
+      }
+      if (round == 0 || last <= first) continue;
+      const double seconds = double(last - first) * 1e-9;
+      rates.push_back(double(qps) * depth / seconds / 1e6);
+      rates_bytes.push_back(double(qps) * depth * bytes / seconds / 1e9);
+    }
+    rate.runs.push_back(summarize(rates));
+    goodput.runs.push_back(summarize(rates_bytes));
+    if (bytes > 8) {  // pointer writes: every destination slot equals its source slot
+      for (auto& pe : s->pes) {
+        std::vector<uint8_t> a(size_t{SLOTS_PER_QP} * bytes), b(a.size());
+        s->read(a.data(), pe.src, a.size());
+        s->read(b.data(), pe.dst, b.size());
+        valid = valid && a == b;
+      }
+    } else {
+      const uint64_t last_round = c.rounds;
+      for (uint32_t j = 0; j < qps && valid; ++j) {
+        std::vector<uint64_t> d(SLOTS_PER_QP);
+        s->read(d.data(), reinterpret_cast<const uint64_t*>(s->pes[j].dst), d.size());
+        for (uint32_t i = depth - SLOTS_PER_QP; i < depth; ++i) {
+          const uint64_t index = last_round * depth + i;
+          const uint64_t mask = bytes >= 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
+          valid = valid && (d[index % SLOTS_PER_QP] & mask) == (value_of(index, j) & mask);
+        }
+      }
+    }
+  }
+  r.metrics = {rate, goodput};
+  r.payload_validated = valid;
+  return r;
+}
+
+Result measure_latency(const NicCeilingConfig& c) {
+  Result r = base(c, "doorbell to CQE, 1 QP, 8 B inline");
+  Metric latency{"doorbell to CQE", "us", {}};
+  bool valid = true;
+  for (uint32_t run = 0; run < c.runs; ++run) {
+    auto s = make_setup(c, 1, 8, 4096);
+    const uint32_t n = std::min<uint32_t>(c.latency_iterations, MAX_LATENCY_SAMPLES);
+    latency_kernel<<<1, 1, 0, s->stream>>>(s->host_targets[0], n, s->samples, s->ok);
+    gpu::check(cudaGetLastError(), "latency_kernel");
+    gpu::check(cudaStreamSynchronize(s->stream), "latency_kernel");
+    std::vector<unsigned long long> h(n);
+    uint32_t good = 0;
+    s->read(h.data(), s->samples, n);
+    s->read(&good, s->ok, 1);
+    valid = valid && good;
+    std::vector<double> us;
+    for (uint32_t i = n / 10; i < n; ++i) us.push_back(double(h[i]) / 1e3);  // first 10 %: warm-up
+    latency.runs.push_back(summarize(us));
+  }
+  r.metrics = {latency};
+  r.payload_validated = valid;
+  return r;
+}
+
+}  // namespace
+
+std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config) {
+  std::vector<Result> out;
+  out.push_back(measure_latency(config));
+  for (uint32_t bytes : config.sizes) {
+    for (uint32_t qps : config.qps) out.push_back(measure_rate(config, qps, bytes));
+  }
+  const double step = gpu::measure_globaltimer_step(config.device);
+  for (auto& r : out) r.environment.push_back({"globaltimer_step_ns", std::to_string(step)});
+  return out;
+}
+
+}  // namespace dissect::bench

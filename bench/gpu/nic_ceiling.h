@@ -1,0 +1,29 @@
+// `dissect nic-ceiling`: the NIC model's own capacity, so that every other experiment can say
+// whether the model was its bottleneck. Host-side entry point (nic_ceiling.cu).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/results.h"
+
+namespace dissect::bench {
+
+struct NicCeilingConfig {
+  int device = 0;
+  uint32_t engine_ctas = 8;          // the engine kernel under test
+  uint32_t engine_warps_per_cta = 8;
+  std::vector<uint32_t> qps = {1, 4, 16, 64};
+  std::vector<uint32_t> sizes = {8, 64, 512, 4096};  // 8: inline; larger: pointer writes
+  uint32_t depth = 4096;             // WQEs per QP per round, one doorbell, the last signalled
+  uint32_t rounds = 8;               // per run
+  uint32_t runs = 3;
+  uint32_t latency_iterations = 2000;
+};
+
+// Message rate and payload rate of pre-built 8 B..N B writes over Q loopback QPs (rung all at
+// once), and the doorbell-to-CQE latency of one signalled 8 B write on an idle engine.
+std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config);
+
+}  // namespace dissect::bench
