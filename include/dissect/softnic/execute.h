@@ -55,6 +55,14 @@ DISSECT_HD inline void copy_bytes(void* destination, const void* source, uint64_
 #endif
 }
 
+// The scope of the engine's loads of its tables (MR and QP contexts): on the host one coherence
+// domain; on the GPU the tables are in GPU memory.
+#if defined(__CUDA_ARCH__)
+inline constexpr Scope TABLE_SCOPE = Scope::gpu;
+#else
+inline constexpr Scope TABLE_SCOPE = Scope::system;
+#endif
+
 // `owner_address` (an address in the process that owns it) as this engine reaches it.
 template <typename T>
 DISSECT_HD inline T* through(const RemoteWindow& window, T* owner_address) {
@@ -76,7 +84,9 @@ DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key,
   const uint32_t index = key >> 8;
   if (index >= nic.mr_capacity) return nullptr;
   const MrEntry* entry = &through(window, nic.mrs)[index];
-  if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) == 0) return nullptr;
+  // The GPU engine's tables are in GPU memory (its own or a peer's), written by copies long before
+  // a WQE names the key: a GPU-scope acquire suffices (a system-scope one costs microseconds).
+  if (load_acquire<TABLE_SCOPE>(const_cast<uint32_t*>(&entry->valid)) == 0) return nullptr;
   return entry->key == key ? entry : nullptr;
 }
 

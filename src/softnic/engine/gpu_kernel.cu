@@ -10,6 +10,10 @@ namespace {
 constexpr uint32_t STOP_CHECK_PASSES = 16;     // the stop flag is in GPU memory: an L2 read
 constexpr uint64_t HEARTBEAT_PASSES = 1024;
 constexpr uint32_t STATUS_EVERY_WINDOWS = 256;  // a warp's "current QP" note to host memory
+constexpr uint32_t QP_COUNT_PASSES = 64;        // new QPs are seen within this many passes
+// An idle warp sleeps between passes, up to this long, so that spinning warps do not crowd the L2
+// slices their busy neighbours need; a pass with work resets it.
+constexpr uint32_t MAX_IDLE_SLEEP_NS = 256;
 
 template <typename T>
 __device__ inline void status_store(T* p, T v) {
@@ -50,8 +54,12 @@ __global__ void engine_kernel(EngineLaunch p) {
   }
   uint64_t passes = 0;
   uint32_t visits_with_work = 0;
+  uint32_t count = 0;
+  uint32_t sleep_ns = 0;
   for (;;) {
-    const uint32_t count = lanes.broadcast(load_acquire<Scope::gpu>(&p.tables->qp_count));
+    if (passes % QP_COUNT_PASSES == 0) {
+      count = lanes.broadcast(load_acquire<Scope::gpu>(&p.tables->qp_count));
+    }
     uint32_t executed = 0;
     for (uint32_t i = warp; i < count; i += p.warps) {
       QpContext& qp = p.tables->qps[i];
@@ -66,6 +74,12 @@ __global__ void engine_kernel(EngineLaunch p) {
       break;
     }
     if (leader && passes % HEARTBEAT_PASSES == 0) heartbeat(p, passes);
+    if (executed != 0) {
+      sleep_ns = 0;
+    } else {
+      sleep_ns = sleep_ns == 0 ? 32 : (sleep_ns < MAX_IDLE_SLEEP_NS ? 2 * sleep_ns : sleep_ns);
+      __nanosleep(warp < count ? sleep_ns : 4 * MAX_IDLE_SLEEP_NS);  // no QP of its own yet
+    }
   }
   if (lanes.lane() == 0 && atomicAdd(&p.counts[1], 1ull) + 1 == p.warps) {
     // The last warp out: every WQE count is in.
