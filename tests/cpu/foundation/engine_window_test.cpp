@@ -1,0 +1,873 @@
+// The parallel engines' unit of work (src/softnic/engine/window.h, serve.h) against the one
+// definition of what a WQE does (softnic/execute.h):
+//   - differential: the same seeded WQE streams driven through service_qp (one WQE at a time) and
+//     through serve_qp with HostLanes (windows of up to 32) end in identical bytes, CQEs (all but
+//     the timestamp), indices, QP states and counters;
+//   - the host engine with 4 threads and 16 QPs executes every WQE exactly once and in order;
+//   - an error in the middle of a window: the WQEs before it moved their bytes, the failure has its
+//     CQE, the WQEs after it moved nothing and are flushed on later visits.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dissect/common/atomic.h"
+#include "dissect/gda/gda.h"
+#include "dissect/mlx5/cqe.h"
+#include "dissect/mlx5/doorbell.h"
+#include "dissect/mlx5/wqe.h"
+#include "dissect/softnic/execute.h"
+#include "dissect/softnic/softnic.h"
+#include "engine/serve.h"
+#include "support/loopback.h"
+
+namespace gda = dissect::gda;
+namespace mlx5 = dissect::mlx5;
+namespace nic = dissect::nic;
+namespace softnic = dissect::softnic;
+using dissect::Scope;
+using dissect::testing::fill_pattern;
+
+namespace {
+
+// --- a synthetic NIC in plain host memory: requester QP 0 -> responder QP 1 ---------------------
+
+struct alignas(64) Block {
+  uint8_t bytes[64];
+};
+
+constexpr uint32_t kPd = 1;
+constexpr uint32_t kSourceMr = 1;     // source buffer, every access
+constexpr uint32_t kDestMr = 2;       // destination buffer, every access
+constexpr uint32_t kReadOnlyMr = 3;   // the destination again, local write only (no remote access)
+constexpr uint32_t kMrCapacity = 8;
+constexpr uint32_t kTag = 0x5c;
+constexpr uint32_t key_of(uint32_t index) { return index << 8 | kTag; }
+constexpr size_t kSourceBytes = 64 * 1024;
+constexpr size_t kResultsOffset = kSourceBytes - 4096;  // FETCH_ADD results; never a write source
+constexpr size_t kDestBytes = 256 * 1024;
+
+struct Synthetic {
+  Synthetic(uint32_t sq_wqebbs, uint32_t cqes, uint32_t rq_wqes)
+      : ring(sq_wqebbs),
+        responder_ring(1),
+        source(kSourceBytes / 64),
+        destination(kDestBytes / 64),
+        mrs(kMrCapacity),
+        qps(2),
+        send_cqes(cqes),
+        recv_cqes(cqes),
+        responder_send_cqes(4),
+        rq(rq_wqes) {
+    for (auto* cq : {&send_cqes, &recv_cqes, &responder_send_cqes}) {
+      for (auto& cqe : *cq) {
+        std::memset(&cqe, 0, sizeof cqe);
+        cqe.op_own = mlx5::MLX5_CQE_INITIAL_OP_OWN;
+      }
+    }
+    std::memset(ring.data(), 0, ring.size() * sizeof(Block));
+    fill_pattern(source_bytes(), kSourceBytes, 7);
+    std::memset(destination_bytes(), 0xa5, kDestBytes);
+    auto mr = [&](uint32_t index, void* address, size_t length, uint32_t access) {
+      mrs[index] = softnic::MrEntry{reinterpret_cast<uintptr_t>(address), length, key_of(index),
+                                    access, kPd, 1};
+    };
+    mr(kSourceMr, source_bytes(), kSourceBytes, nic::ACCESS_ALL);
+    mr(kDestMr, destination_bytes(), kDestBytes, nic::ACCESS_ALL);
+    mr(kReadOnlyMr, destination_bytes(), kDestBytes, nic::ACCESS_LOCAL_WRITE);
+
+    tables.nic_id = 1;
+    tables.mr_capacity = kMrCapacity;
+    tables.qp_capacity = 2;
+    tables.qp_count = 2;
+    tables.mrs = mrs.data();
+    tables.qps = qps.data();
+
+    softnic::QpContext& q = qps[0];
+    q.qpn = softnic::QPN_BASE;
+    q.state = softnic::QP_STATE_RTS;
+    q.pd = kPd;
+    q.remote_qp_index = 1;
+    q.remote_nic = &tables;
+    q.sq = mlx5::send_ring{ring[0].bytes, sq_wqebbs};
+    q.dbrec = &dbrec[0];
+    q.doorbell = &doorbell;
+    q.send_cq = softnic::CqContext{send_cqes.data(), cqes, 1, 0};
+
+    softnic::QpContext& r = qps[1];
+    r.qpn = softnic::QPN_BASE + 1;
+    r.state = softnic::QP_STATE_RTS;
+    r.pd = kPd;
+    r.remote_qp_index = 0;
+    r.remote_nic = &tables;
+    r.sq = mlx5::send_ring{responder_ring[0].bytes, 1};
+    r.dbrec = &dbrec[1];
+    r.doorbell = &responder_doorbell;
+    r.send_cq = softnic::CqContext{responder_send_cqes.data(), 4, 2, 0};
+    r.rq = rq.empty() ? nullptr : rq.data();
+    r.rq_wqe_count = static_cast<uint32_t>(rq.size());
+    r.recv_cq = softnic::CqContext{recv_cqes.data(), cqes, 3, 0};
+  }
+  Synthetic(const Synthetic&) = delete;
+  Synthetic& operator=(const Synthetic&) = delete;
+
+  softnic::QpContext& qp() { return qps[0]; }
+  softnic::QpContext& responder() { return qps[1]; }
+  uint8_t* source_bytes() { return source[0].bytes; }
+  uint8_t* destination_bytes() { return destination[0].bytes; }
+  uint64_t source_address(size_t offset) { return reinterpret_cast<uintptr_t>(source_bytes()) + offset; }
+  uint64_t destination_address(size_t offset) {
+    return reinterpret_cast<uintptr_t>(destination_bytes()) + offset;
+  }
+
+  void ring_doorbell(uint64_t producer) {
+    dissect::store_release<Scope::system>(&dbrec[0].send_counter.raw, mlx5::dbrec_value(producer).raw);
+    dissect::store_release<Scope::system>(&doorbell, mlx5::doorbell_value(producer, qp().qpn));
+  }
+  void post_receives(uint32_t count) {
+    for (uint32_t i = 0; i < count; ++i, ++rq_posted) {
+      mlx5::set_data_seg(&rq[rq_posted & (rq.size() - 1)], 0, mlx5::MLX5_INVALID_LKEY, 0);
+    }
+    dissect::store_release<Scope::system>(&dbrec[1].rcv_counter.raw, mlx5::dbrec_value(rq_posted).raw);
+  }
+
+  std::vector<Block> ring, responder_ring, source, destination;
+  std::vector<softnic::MrEntry> mrs;
+  std::vector<softnic::QpContext> qps;
+  softnic::NicTables tables{};
+  std::vector<mlx5::mlx5_cqe64> send_cqes, recv_cqes, responder_send_cqes;
+  std::vector<mlx5::mlx5_wqe_data_seg> rq;
+  mlx5::mlx5_qp_dbrec dbrec[2] = {};
+  uint64_t doorbell = 0;
+  uint64_t responder_doorbell = 0;
+  uint64_t producer = 0;  // WQEBBs built
+  uint64_t rq_posted = 0;
+};
+
+// --- WQE descriptions, built the same way into either setup -------------------------------------
+
+enum class Kind : uint8_t { nop, inline_write, write, gather, write_imm, fetch_add, bad_opcode };
+// How the remote (or local) key of a WQE is spoiled, if at all.
+enum class Fault : uint8_t { none, bad_rkey, out_of_bounds, read_only, bad_lkey, misaligned };
+
+struct Op {
+  Kind kind = Kind::nop;
+  Fault fault = Fault::none;
+  bool signaled = false;
+  uint32_t length = 0;
+  uint32_t source_offset = 0;
+  uint32_t dest_offset = 0;
+  uint32_t immediate = 0;
+  uint64_t addend = 0;
+  std::vector<uint8_t> payload;  // inline
+};
+
+uint32_t op_ds(const Op& op) {
+  switch (op.kind) {
+    case Kind::nop: return 1;
+    case Kind::inline_write: return mlx5::rc_write_inline_ds(op.length);
+    case Kind::write:
+    case Kind::write_imm:
+    case Kind::bad_opcode: return mlx5::RC_WRITE_DS;
+    case Kind::gather: return 4;
+    case Kind::fetch_add: return mlx5::RC_FETCH_ADD_DS;
+  }
+  return 1;
+}
+uint32_t op_wqebbs(const Op& op) { return mlx5::wqebbs_for_ds(op_ds(op)); }
+
+void put_segment(const mlx5::send_ring& ring, uint64_t start, uint32_t k, const void* segment) {
+  std::memcpy(ring.segment(start, k), segment, 16);
+}
+
+// Builds `op` at s.producer and advances it.
+void build(Synthetic& s, const Op& op) {
+  const uint64_t start = s.producer;
+  const mlx5::send_ring& ring = s.qp().sq;
+  const uint32_t ds = op_ds(op);
+  uint8_t opcode = mlx5::MLX5_OPCODE_NOP;
+  switch (op.kind) {
+    case Kind::nop: opcode = mlx5::MLX5_OPCODE_NOP; break;
+    case Kind::inline_write:
+    case Kind::write:
+    case Kind::gather: opcode = mlx5::MLX5_OPCODE_RDMA_WRITE; break;
+    case Kind::write_imm: opcode = mlx5::MLX5_OPCODE_RDMA_WRITE_IMM; break;
+    case Kind::fetch_add: opcode = mlx5::MLX5_OPCODE_ATOMIC_FA; break;
+    case Kind::bad_opcode: opcode = mlx5::MLX5_OPCODE_SEND; break;
+  }
+  // Clear the WQE's WQEBBs so that stale bytes of an earlier lap never differ between setups.
+  for (uint32_t b = 0; b < mlx5::wqebbs_for_ds(ds); ++b) std::memset(ring.wqebb(start + b), 0, 64);
+  mlx5::mlx5_wqe_ctrl_seg ctrl;
+  mlx5::set_ctrl_seg(&ctrl, static_cast<uint16_t>(start), opcode, 0, s.qp().qpn,
+                     op.signaled ? mlx5::MLX5_WQE_CTRL_CQ_UPDATE : 0, static_cast<uint8_t>(ds), 0,
+                     mlx5::be32::from_host(op.immediate));
+  put_segment(ring, start, 0, &ctrl);
+  if (op.kind != Kind::nop) {
+    uint64_t remote = s.destination_address(op.dest_offset);
+    uint32_t rkey = key_of(kDestMr);
+    uint32_t lkey = key_of(kSourceMr);
+    switch (op.fault) {
+      case Fault::none: break;
+      case Fault::bad_rkey: rkey = key_of(kDestMr) ^ 1; break;  // right index, stale tag
+      case Fault::out_of_bounds: remote = s.destination_address(kDestBytes - op.length / 2); break;
+      case Fault::read_only: rkey = key_of(kReadOnlyMr); break;
+      case Fault::bad_lkey: lkey = key_of(6); break;  // an empty slot
+      case Fault::misaligned: remote += 4; break;
+    }
+    mlx5::mlx5_wqe_raddr_seg raddr;
+    mlx5::set_raddr_seg(&raddr, remote, rkey);
+    put_segment(ring, start, 1, &raddr);
+    if (op.kind == Kind::inline_write) {
+      const uint32_t header = mlx5::byte_swap(op.length | mlx5::MLX5_INLINE_SEG);
+      mlx5::copy_into_wqe(ring, start, 2 * mlx5::MLX5_SEND_WQE_DS, &header, 4);
+      mlx5::copy_into_wqe(ring, start, 2 * mlx5::MLX5_SEND_WQE_DS + 4, op.payload.data(), op.length);
+    } else if (op.kind == Kind::fetch_add) {
+      mlx5::mlx5_wqe_atomic_seg atomic;
+      mlx5::set_atomic_fetch_add_seg(&atomic, op.addend);
+      put_segment(ring, start, 2, &atomic);
+      mlx5::mlx5_wqe_data_seg data;
+      mlx5::set_data_seg(&data, 8, lkey, s.source_address(op.source_offset));
+      put_segment(ring, start, 3, &data);
+    } else if (op.kind == Kind::gather) {
+      const uint32_t first = op.length / 3;
+      mlx5::mlx5_wqe_data_seg data;
+      mlx5::set_data_seg(&data, first, lkey, s.source_address(op.source_offset));
+      put_segment(ring, start, 2, &data);
+      mlx5::set_data_seg(&data, op.length - first, lkey,
+                         s.source_address(op.source_offset + first + 40));
+      put_segment(ring, start, 3, &data);
+    } else {
+      mlx5::mlx5_wqe_data_seg data;
+      mlx5::set_data_seg(&data, op.length, lkey, s.source_address(op.source_offset));
+      put_segment(ring, start, 2, &data);
+    }
+  }
+  s.producer += mlx5::wqebbs_for_ds(ds);
+}
+
+std::string describe(const Op& op) {
+  static const char* kinds[] = {"NOP", "INL", "WRITE", "GATHER", "WRITE_IMM", "FADD", "SEND?"};
+  static const char* faults[] = {"", " bad_rkey", " oob", " read_only", " bad_lkey", " misaligned"};
+  std::ostringstream out;
+  out << kinds[static_cast<int>(op.kind)];
+  if (op.kind != Kind::nop) out << "(" << op.length << "B src+" << op.source_offset << " dst+" << op.dest_offset << ")";
+  out << faults[static_cast<int>(op.fault)] << (op.signaled ? " S" : " u");
+  return out.str();
+}
+
+// --- the random program of one seed ---------------------------------------------------------------
+
+struct Doorbell {
+  size_t ops;       // WQEs (of the round) announced
+  uint32_t budget;  // of the one visit that follows the doorbell
+};
+struct Round {
+  std::vector<Op> ops;
+  uint32_t receives = 0;       // posted at the start of the round
+  bool build_up_front = true;  // every WQE built before the first doorbell (else per doorbell)
+  std::vector<Doorbell> doorbells;
+};
+
+// `hazards`: destinations and sources anywhere (a later WQE may overwrite or read what an earlier
+// one of the same doorbell wrote); otherwise every WQE of a round writes a range of its own and
+// no source is ever written.
+std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_wqes, bool hazards) {
+  std::mt19937 rng(seed);
+  auto uniform = [&](uint32_t lo, uint32_t hi) {  // [lo, hi]
+    return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+  };
+  auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+  // 40 % of the seeds have no fault at all; the others one now and then.
+  const double fault_rate = chance(0.4) ? 0.0 : 1.0 / uniform(40, 400);
+  const double signal_rate = chance(0.2) ? 1.0 : 0.1 + 0.8 * uniform(0, 100) / 100.0;
+  std::vector<Round> program(uniform(4, 12));
+  for (Round& round : program) {
+    uint32_t wqebbs = 0;
+    uint32_t imms = 0;
+    size_t next_dest = 0;
+    const uint32_t target = uniform(1, sq_wqebbs);
+    while (true) {
+      Op op;
+      const uint32_t pick = uniform(0, 99);
+      if (pick < 8) {
+        op.kind = Kind::nop;
+      } else if (pick < 30) {
+        op.kind = Kind::inline_write;
+        op.length = chance(0.5) ? 8 : (chance(0.7) ? 100 : uniform(1, 200));
+      } else if (pick < 84) {
+        op.kind = Kind::write;
+        op.length = chance(0.55) ? uniform(8, 255) : uniform(256, 4096);
+        if (chance(0.1)) op.length = chance(0.5) ? 256 : 255;
+      } else if (pick < 88) {
+        op.kind = Kind::gather;
+        op.length = uniform(3, 600);
+      } else if (pick < 95) {
+        op.kind = Kind::write_imm;
+        op.length = uniform(0, 700);
+        op.immediate = rng();
+        ++imms;
+      } else {
+        op.kind = Kind::fetch_add;
+        op.length = 8;
+        op.addend = rng();
+      }
+      op.signaled = chance(signal_rate);
+      if (wqebbs + op_wqebbs(op) > target) break;
+      // Addresses.
+      if (op.kind == Kind::fetch_add) {
+        op.source_offset = static_cast<uint32_t>(kResultsOffset + 8 * uniform(0, 511));
+      } else if (op.kind == Kind::inline_write) {
+        op.payload.resize(op.length);
+        for (auto& b : op.payload) b = static_cast<uint8_t>(rng());
+      } else if (op.kind != Kind::nop) {
+        op.source_offset = uniform(0, static_cast<uint32_t>(kResultsOffset - op.length - 64));
+        if (chance(0.5)) op.source_offset &= ~15u;
+      }
+      if (op.kind != Kind::nop) {
+        const uint32_t align = op.kind == Kind::fetch_add ? 8 : (chance(0.5) ? 16 : 1);
+        if (hazards) {
+          // A small destination area, so that WQEs of one window overlap often.
+          op.dest_offset = uniform(0, 8192 - op.length) & ~(align - 1);
+        } else {
+          next_dest = (next_dest + align - 1) & ~size_t{align - 1};
+          if (next_dest + op.length + 8 > kDestBytes) break;
+          op.dest_offset = static_cast<uint32_t>(next_dest);
+          next_dest += op.length + uniform(0, 24);
+        }
+      }
+      if (fault_rate > 0 && chance(fault_rate)) {
+        if (op.kind == Kind::nop) {
+          op.kind = Kind::bad_opcode;
+          op.length = 8;
+        } else if (op.kind == Kind::fetch_add) {
+          op.fault = chance(0.5) ? Fault::misaligned : Fault::bad_rkey;
+        } else if (op.kind == Kind::inline_write) {
+          op.fault = static_cast<Fault>(uniform(1, 3));
+        } else {
+          op.fault = static_cast<Fault>(uniform(1, 4));
+        }
+        if (op.fault == Fault::out_of_bounds && op.length < 2) op.fault = Fault::bad_rkey;
+      }
+      wqebbs += op_wqebbs(op);
+      round.ops.push_back(std::move(op));
+    }
+    if (round.ops.empty()) {
+      Op nop;
+      nop.signaled = true;
+      round.ops.push_back(nop);
+    }
+    // Enough receive WQEs, mostly; now and then too few (RNR_RETRY_EXC_ERR).
+    round.receives = chance(0.93) ? imms + uniform(0, 2) : uniform(0, imms);
+    if (round.receives > rq_wqes) round.receives = rq_wqes;
+    round.build_up_front = chance(0.5);
+    const uint32_t doorbells = uniform(1, 4);
+    for (uint32_t d = 0; d + 1 < doorbells; ++d) {
+      round.doorbells.push_back(
+          Doorbell{uniform(0, static_cast<uint32_t>(round.ops.size())), uniform(1, 70)});
+    }
+    round.doorbells.push_back(Doorbell{round.ops.size(), uniform(1, 70)});
+    for (size_t d = 1; d < round.doorbells.size(); ++d) {  // monotonic
+      if (round.doorbells[d].ops < round.doorbells[d - 1].ops) {
+        round.doorbells[d].ops = round.doorbells[d - 1].ops;
+      }
+    }
+  }
+  return program;
+}
+
+// --- comparison ----------------------------------------------------------------------------------
+
+mlx5::mlx5_cqe64 without_timestamp(mlx5::mlx5_cqe64 cqe) {
+  cqe.timestamp = mlx5::be64{0};
+  return cqe;
+}
+
+std::string cqe_hex(const mlx5::mlx5_cqe64& cqe) {
+  std::ostringstream out;
+  const auto* b = reinterpret_cast<const uint8_t*>(&cqe);
+  for (int i = 0; i < 64; ++i) {
+    static const char* digits = "0123456789abcdef";
+    out << digits[b[i] >> 4] << digits[b[i] & 15] << ((i % 16 == 15) ? " | " : "");
+  }
+  return out.str();
+}
+
+void expect_same_counters(const softnic::ModelCounters& a, const softnic::ModelCounters& b,
+                          const char* who) {
+  EXPECT_EQ(a.doorbells, b.doorbells) << who;
+  EXPECT_EQ(a.wqes_executed, b.wqes_executed) << who;
+  EXPECT_EQ(a.tx_bytes, b.tx_bytes) << who;
+  EXPECT_EQ(a.tx_packets, b.tx_packets) << who;
+  EXPECT_EQ(a.rx_bytes, b.rx_bytes) << who;
+  EXPECT_EQ(a.rx_packets, b.rx_packets) << who;
+  EXPECT_EQ(a.cqes_written, b.cqes_written) << who;
+  EXPECT_EQ(a.error_cqes, b.error_cqes) << who;
+  EXPECT_EQ(a.bad_doorbells, b.bad_doorbells) << who;
+}
+
+// Compares the CQEs [from, to) of two CQs.
+void expect_same_cqes(const softnic::CqContext& a, const softnic::CqContext& b, uint64_t from,
+                      const char* which) {
+  ASSERT_EQ(a.produced, b.produced) << which << " CQEs produced";
+  for (uint64_t n = from; n < a.produced; ++n) {
+    const auto x = without_timestamp(a.cqes[n & (a.cqe_count - 1)]);
+    const auto y = without_timestamp(b.cqes[n & (b.cqe_count - 1)]);
+    ASSERT_EQ(0, std::memcmp(&x, &y, sizeof x))
+        << which << " CQE " << n << "\n one at a time: " << cqe_hex(x) << "\n window:        "
+        << cqe_hex(y);
+  }
+}
+
+// Drives the reference one WQE at a time and `windowed` in windows until neither has anything
+// announced left.
+void drain(Synthetic& reference, Synthetic& windowed, softnic::Window& window) {
+  for (int guard = 0; guard < 100000; ++guard) {
+    const uint32_t a = softnic::service_qp(reference.qp(), reference.tables, 64);
+    const uint32_t b =
+        softnic::serve_qp(softnic::HostLanes{}, window, windowed.qp(), windowed.tables).executed;
+    if (a == 0 && b == 0) return;
+  }
+  FAIL() << "the engines never ran dry";
+}
+
+struct Outcome {
+  uint64_t windowed_wqes = 0;
+  uint64_t errors = 0;
+};
+
+// Runs one seed's program through both engines; returns false (with gtest failures) on the first
+// round that differs.
+bool run_differential(uint32_t seed, bool hazards, Outcome* outcome) {
+  constexpr uint32_t kSq = 64;
+  constexpr uint32_t kCq = 128;
+  constexpr uint32_t kRq = 64;
+  const std::vector<Round> program = make_program(seed, kSq, kRq, hazards);
+  auto reference = std::make_unique<Synthetic>(kSq, kCq, kRq);
+  auto windowed = std::make_unique<Synthetic>(kSq, kCq, kRq);
+  softnic::Window window{};
+  std::ostringstream trace;  // the program so far, for the failure message
+  for (size_t r = 0; r < program.size(); ++r) {
+    const Round& round = program[r];
+    const uint64_t send_from = reference->qp().send_cq.produced;
+    const uint64_t recv_from = reference->responder().recv_cq.produced;
+    trace << "round " << r << " (+" << round.receives << " receives, "
+          << (round.build_up_front ? "built up front" : "built per doorbell") << ", sq at "
+          << reference->producer << "):";
+    size_t doorbell_index = 0;
+    for (size_t i = 0; i < round.ops.size(); ++i) {
+      while (doorbell_index < round.doorbells.size() - 1 &&
+             round.doorbells[doorbell_index].ops == i) {
+        trace << " [db b" << round.doorbells[doorbell_index].budget << "]";
+        ++doorbell_index;
+      }
+      trace << " " << i << ":" << describe(round.ops[i]);
+    }
+    trace << " [db]\n";
+    reference->post_receives(round.receives);
+    windowed->post_receives(round.receives);
+    uint64_t announced = reference->producer;  // the round's first WQEBB
+    size_t built = 0;
+    if (round.build_up_front) {
+      for (const Op& op : round.ops) build(*reference, op), build(*windowed, op);
+      built = round.ops.size();
+    }
+    size_t announced_ops = 0;
+    for (const Doorbell& d : round.doorbells) {
+      for (; built < d.ops; ++built) build(*reference, round.ops[built]), build(*windowed, round.ops[built]);
+      for (; announced_ops < d.ops; ++announced_ops) announced += op_wqebbs(round.ops[announced_ops]);
+      reference->ring_doorbell(announced);
+      windowed->ring_doorbell(announced);
+      softnic::service_qp(reference->qp(), reference->tables, d.budget);
+      outcome->windowed_wqes +=
+          softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables, d.budget)
+              .executed;
+    }
+    drain(*reference, *windowed, window);
+
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", after round " + std::to_string(r) +
+                 "; program:\n" + trace.str());
+    softnic::QpContext& a = reference->qp();
+    softnic::QpContext& b = windowed->qp();
+    EXPECT_EQ(a.sq_consumer, b.sq_consumer);
+    EXPECT_EQ(a.sq_consumer, reference->producer);
+    EXPECT_EQ(a.sq_target, b.sq_target);
+    EXPECT_EQ(a.last_doorbell, b.last_doorbell);
+    EXPECT_EQ(a.state, b.state);
+    expect_same_counters(a.counters, b.counters, "requester");
+    expect_same_counters(reference->responder().counters, windowed->responder().counters,
+                         "responder");
+    EXPECT_EQ(reference->responder().rq_consumer, windowed->responder().rq_consumer);
+    expect_same_cqes(a.send_cq, b.send_cq, send_from, "send");
+    expect_same_cqes(reference->responder().recv_cq, windowed->responder().recv_cq, recv_from,
+                     "receive");
+    for (size_t i = 0; i < kDestBytes; ++i) {
+      if (reference->destination_bytes()[i] != windowed->destination_bytes()[i]) {
+        ADD_FAILURE() << "destination byte " << i << ": one at a time "
+                      << int{reference->destination_bytes()[i]} << ", window "
+                      << int{windowed->destination_bytes()[i]};
+        break;
+      }
+    }
+    EXPECT_EQ(0, std::memcmp(reference->source_bytes(), windowed->source_bytes(), kSourceBytes))
+        << "source buffer (FETCH_ADD results)";
+    if (::testing::Test::HasFailure()) return false;
+  }
+  outcome->errors += reference->qp().counters.error_cqes;
+  return true;
+}
+
+TEST(EngineWindow, WindowsMatchOneWqeAtATime) {
+  Outcome outcome;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    if (!run_differential(seed, /*hazards=*/false, &outcome)) break;  // the first failing seed
+  }
+  // The programs exercised the window path and the error paths.
+  EXPECT_GT(outcome.windowed_wqes, 10000u);
+  EXPECT_GT(outcome.errors, 50u);
+}
+
+// Same, but a WQE may overwrite bytes an earlier WQE of the same doorbell wrote (and a FETCH_ADD
+// return them). DISABLED: fails from seed 1 on, because perform_window (window.h phase 4) copies
+// every small / inline WRITE of the window before the large (>= WARP_COPY_BYTES) pointer WRITEs,
+// so a later small WRITE to the same bytes is overwritten by an earlier large one (minimal case:
+// LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow). Enable once windows keep WQE order
+// between WRITEs whose destinations overlap.
+TEST(EngineWindow, WindowsMatchOneWqeAtATimeWhenWritesOverlap) {
+  Outcome outcome;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    if (!run_differential(seed, /*hazards=*/true, &outcome)) break;
+  }
+}
+
+// The smallest case of the above: a large pointer WRITE (copied warp-wide after the lane copies)
+// followed by a small inline WRITE to the same bytes, one doorbell. One at a time, the inline bytes
+// land last. DISABLED: the window leaves the 256 B WRITE's bytes (see above).
+TEST(EngineWindow, LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow) {
+  Op large;
+  large.kind = Kind::write;
+  large.length = 256;  // WARP_COPY_BYTES
+  Op small;
+  small.kind = Kind::inline_write;
+  small.length = 8;
+  small.payload.assign(8, 0x11);
+  small.signaled = true;
+  auto reference = std::make_unique<Synthetic>(64, 64, 0);
+  auto windowed = std::make_unique<Synthetic>(64, 64, 0);
+  for (Synthetic* s : {reference.get(), windowed.get()}) {
+    build(*s, large);
+    build(*s, small);
+    s->ring_doorbell(s->producer);
+  }
+  softnic::Window window{};
+  EXPECT_EQ(softnic::service_qp(reference->qp(), reference->tables, 64), 2u);
+  EXPECT_EQ(softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables).executed,
+            2u);
+  EXPECT_EQ(0, std::memcmp(reference->destination_bytes(), small.payload.data(), 8));
+  EXPECT_EQ(0, std::memcmp(windowed->destination_bytes(), small.payload.data(), 8))
+      << "the window copied the 256 B WRITE after the inline WRITE that follows it";
+  EXPECT_EQ(0, std::memcmp(reference->destination_bytes(), windowed->destination_bytes(), 256));
+}
+
+// A doorbell that announces only the first WQEBB of a 3-WQEBB WQE: one at a time, that WQE
+// executes and the engine then waits for the next doorbell (sq_consumer > sq_target). The next
+// WQE, built but never announced, must not execute. DISABLED: serve_window computes
+// `ahead = sq_target - sq_consumer` unsigned, so with the consumer past the target it treats the
+// whole ring as announced: serve_qp executes the unannounced WQE, then the stale slots after it
+// (LOCAL_QP_OP_ERR, then flushes around the ring) until its budget is spent.
+TEST(EngineWindow, DoorbellInsideAWqeAnnouncesNothingBeyondIt) {
+  Op wide;
+  wide.kind = Kind::inline_write;
+  wide.length = 100;  // 3 WQEBBs
+  wide.payload.assign(100, 0x22);
+  wide.signaled = true;
+  Op next;
+  next.kind = Kind::write;
+  next.length = 64;
+  next.dest_offset = 4096;
+  next.signaled = true;
+  auto reference = std::make_unique<Synthetic>(64, 64, 0);
+  auto windowed = std::make_unique<Synthetic>(64, 64, 0);
+  for (Synthetic* s : {reference.get(), windowed.get()}) {
+    build(*s, wide);
+    build(*s, next);
+    s->ring_doorbell(1);  // inside the first WQE
+  }
+  softnic::Window window{};
+  const uint32_t a = softnic::service_qp(reference->qp(), reference->tables, 64);
+  const uint32_t b =
+      softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables).executed;
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(reference->qp().sq_consumer, 3u);
+  EXPECT_EQ(reference->qp().state, softnic::QP_STATE_RTS);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(windowed->qp().sq_consumer, reference->qp().sq_consumer);
+  EXPECT_EQ(windowed->qp().state, reference->qp().state);
+  EXPECT_EQ(windowed->qp().send_cq.produced, reference->qp().send_cq.produced);
+  EXPECT_EQ(windowed->qp().counters.error_cqes, 0u);
+}
+
+// --- an error in the middle of a window ------------------------------------------------------------
+
+TEST(EngineWindow, ErrorInTheMiddleOfAWindowStopsItAndTheRestIsFlushed) {
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  std::vector<Op> ops(10);
+  for (uint32_t i = 0; i < 10; ++i) {
+    Op& op = ops[i];
+    op.signaled = i % 2 == 0 && i != 6;  // 0, 2, 4, 8: the failure and the flushes complete anyway
+    op.dest_offset = 8192 * i;
+    op.source_offset = 4096 * i;
+    if (i == 1 || i == 7) {
+      op.kind = Kind::inline_write;
+      op.length = i == 1 ? 100 : 8;
+      op.payload.resize(op.length);
+      fill_pattern(op.payload.data(), op.length, 100 + i);
+    } else {
+      op.kind = Kind::write;
+      op.length = i == 3 || i == 8 ? 3000 : 64;  // a warp-wide copy each side of the failure
+    }
+  }
+  ops[5].fault = Fault::bad_rkey;
+  for (const Op& op : ops) build(*s, op);
+  s->ring_doorbell(s->producer);  // one doorbell announces all ten
+  softnic::QpContext& qp = s->qp();
+  std::vector<uint64_t> starts;
+  for (uint64_t at = 0, i = 0; i < ops.size(); at += op_wqebbs(ops[i]), ++i) starts.push_back(at);
+
+  softnic::Window window{};
+  auto visit = [&] {
+    return softnic::serve_window<Scope::system, Scope::system>(softnic::HostLanes{}, window, qp,
+                                                               s->tables);
+  };
+  const softnic::Served first = visit();
+  EXPECT_EQ(window.count, 10u) << "the ten WQEs formed one window";
+  EXPECT_EQ(first.executed, 6u);
+  EXPECT_EQ(first.syndrome, mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  EXPECT_EQ(qp.state, softnic::QP_STATE_ERROR);
+  EXPECT_EQ(qp.sq_consumer, starts[6]);
+  // WQEs 0..4 moved their bytes, 5..9 nothing.
+  for (uint32_t i = 0; i < 10; ++i) {
+    const Op& op = ops[i];
+    const uint8_t* landed = s->destination_bytes() + op.dest_offset;
+    const uint8_t* expected =
+        op.kind == Kind::inline_write ? op.payload.data() : s->source_bytes() + op.source_offset;
+    if (i < 5) {
+      EXPECT_EQ(0, std::memcmp(landed, expected, op.length)) << "WQE " << i;
+    } else {
+      for (uint32_t k = 0; k < op.length; ++k) ASSERT_EQ(landed[k], 0xa5) << "WQE " << i << " byte " << k;
+    }
+  }
+  // CQEs: 0, 2, 4 (signalled) and 5 (the error).
+  ASSERT_EQ(qp.send_cq.produced, 4u);
+  auto cqe_at = [&](uint64_t n) { return qp.send_cq.cqes[n & (qp.send_cq.cqe_count - 1)]; };
+  const uint32_t good[] = {0, 2, 4};
+  for (uint64_t n = 0; n < 3; ++n) {
+    const auto cqe = cqe_at(n);
+    EXPECT_EQ(mlx5::cqe_opcode(cqe.op_own), mlx5::MLX5_CQE_REQ) << n;
+    EXPECT_EQ(cqe.wqe_counter.value(), starts[good[n]]) << n;
+    EXPECT_EQ(cqe.byte_cnt.value(), ops[good[n]].length) << n;
+    EXPECT_EQ(mlx5::cqe_owner(cqe.op_own), mlx5::cqe_owner_for(n, qp.send_cq.cqe_count));
+  }
+  {
+    const auto cqe = cqe_at(3);
+    EXPECT_EQ(mlx5::cqe_opcode(cqe.op_own), mlx5::MLX5_CQE_REQ_ERR);
+    EXPECT_EQ(cqe.wqe_counter.value(), starts[5]);
+    EXPECT_EQ(reinterpret_cast<const mlx5::mlx5_err_cqe*>(&cqe)->syndrome,
+              mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  }
+  EXPECT_EQ(qp.counters.wqes_executed, 6u);
+  EXPECT_EQ(qp.counters.tx_packets, 5u);
+  EXPECT_EQ(qp.counters.error_cqes, 1u);
+  EXPECT_EQ(qp.counters.cqes_written, 4u);
+  uint64_t moved = 0;
+  for (uint32_t i = 0; i < 5; ++i) moved += ops[i].length;
+  EXPECT_EQ(qp.counters.tx_bytes, moved);
+  EXPECT_EQ(s->responder().counters.rx_bytes, moved);
+  EXPECT_EQ(s->responder().counters.rx_packets, 5u);
+
+  // Later visits flush 6..9, one each, in order.
+  for (uint32_t i = 6; i < 10; ++i) {
+    const softnic::Served later = visit();
+    EXPECT_EQ(later.executed, 1u) << "WQE " << i;
+    EXPECT_EQ(later.syndrome, mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR) << "WQE " << i;
+    const auto cqe = cqe_at(qp.send_cq.produced - 1);
+    EXPECT_EQ(mlx5::cqe_opcode(cqe.op_own), mlx5::MLX5_CQE_REQ_ERR) << "WQE " << i;
+    EXPECT_EQ(cqe.wqe_counter.value(), starts[i]) << "WQE " << i;
+    EXPECT_EQ(reinterpret_cast<const mlx5::mlx5_err_cqe*>(&cqe)->syndrome,
+              mlx5::MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  }
+  EXPECT_EQ(qp.send_cq.produced, 8u);
+  EXPECT_EQ(qp.sq_consumer, s->producer);
+  EXPECT_EQ(visit().executed, 0u);
+  for (uint32_t i = 5; i < 10; ++i) {
+    const uint8_t* landed = s->destination_bytes() + ops[i].dest_offset;
+    for (uint32_t k = 0; k < ops[i].length; ++k) ASSERT_EQ(landed[k], 0xa5) << "WQE " << i;
+  }
+  EXPECT_EQ(qp.counters.wqes_executed, 10u);
+  EXPECT_EQ(qp.counters.tx_packets, 5u);
+  EXPECT_EQ(qp.counters.error_cqes, 5u);
+  EXPECT_EQ(qp.counters.tx_bytes, moved);
+}
+
+// --- the host engine: 4 threads, 16 QPs, exactly once and in order ------------------------------
+
+using Policy = gda::ordering::system_release_store;
+
+struct Submitter {
+  nic::QpHandle qp;
+  uint32_t index = 0;               // which QP (its slots in the destination)
+  uint32_t posted = 0;              // WQEs posted (each one WQEBB: WQE j starts at WQEBB j)
+  std::deque<uint64_t> signaled;    // WQEBB indices of the signalled WQEs not yet completed
+  uint64_t cqes = 0;
+  std::string error;                // first problem seen
+};
+
+constexpr uint32_t kSlotsPerQp = 8;
+uint64_t sequence_value(uint32_t qp, uint32_t j) { return (uint64_t{qp + 1} << 40) | (j + 1); }
+
+// Consumes the QP's CQEs itself (so that the reservation never needs to), checking each against
+// the next signalled WQE.
+void poll(Submitter& s) {
+  nic::SendQueueState* state = s.qp.state;
+  const nic::CqHandle& cq = s.qp.send_cq;
+  for (;;) {
+    const uint64_t ci = state->cq_ci;
+    mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
+    const uint32_t tail = __atomic_load_n(reinterpret_cast<uint32_t*>(cqe) + 15, __ATOMIC_ACQUIRE);
+    const uint8_t op_own = static_cast<uint8_t>(tail >> 24);
+    if (!mlx5::cqe_is_sw_owned(op_own, ci, cq.cqe_count)) return;
+    const uint16_t counter = mlx5::byte_swap(static_cast<uint16_t>(tail & 0xffff));
+    if (s.error.empty()) {
+      if (mlx5::cqe_opcode(op_own) != mlx5::MLX5_CQE_REQ) {
+        s.error = "QP " + std::to_string(s.index) + ": CQE " + std::to_string(ci) + " has opcode " +
+                  std::to_string(mlx5::cqe_opcode(op_own));
+      } else if (s.signaled.empty()) {
+        s.error = "QP " + std::to_string(s.index) + ": CQE " + std::to_string(ci) +
+                  " (wqe_counter " + std::to_string(counter) + ") for no signalled WQE";
+      } else if (counter != static_cast<uint16_t>(s.signaled.front())) {
+        s.error = "QP " + std::to_string(s.index) + ": CQE " + std::to_string(ci) +
+                  " has wqe_counter " + std::to_string(counter) + ", expected " +
+                  std::to_string(static_cast<uint16_t>(s.signaled.front()));
+      }
+    }
+    if (!s.signaled.empty()) {
+      state->cons_idx = s.signaled.front() + 1;
+      s.signaled.pop_front();
+    }
+    state->cq_ci = ci + 1;
+    ++s.cqes;
+  }
+}
+
+TEST(EngineWindow, FourEngineThreadsExecuteEveryWqeOnceAndInOrder) {
+  constexpr uint32_t kQps = 16;
+  constexpr uint32_t kProducers = 4;
+  constexpr uint32_t kPerQp = 1500;  // 24,000 WQEs in all
+  constexpr uint32_t kSq = 64;
+  softnic::SoftNicOptions options;
+  options.engine_threads = 4;
+  softnic::SoftNic nic_(options);
+  ASSERT_EQ(nic_.engine_threads(), 4u);
+  auto pd = nic_.create_pd();
+  nic::QpAttributes attributes;
+  attributes.sq_wqebbs = kSq;
+  std::vector<std::unique_ptr<nic::QueuePair>> qps;
+  for (uint32_t i = 0; i < kQps; ++i) qps.push_back(pd->create_qp(attributes));
+  for (uint32_t i = 0; i < kQps; i += 2) {  // pairs: 0 <-> 1, 2 <-> 3, ...
+    qps[i]->connect(qps[i + 1]->endpoint());
+    qps[i + 1]->connect(qps[i]->endpoint());
+  }
+  std::vector<uint64_t> slots(kQps * kSlotsPerQp, 0);
+  const nic::MemoryRegion mr =
+      pd->register_memory(slots.data(), slots.size() * sizeof(uint64_t), nic::ACCESS_ALL);
+  std::vector<Submitter> submitters(kQps);
+  for (uint32_t i = 0; i < kQps; ++i) {
+    submitters[i].qp = qps[i]->handle();
+    submitters[i].index = i;
+    ASSERT_EQ(submitters[i].qp.sq.wqebb_count, kSq);
+  }
+
+  std::vector<std::thread> producers;
+  for (uint32_t t = 0; t < kProducers; ++t) {
+    producers.emplace_back([&, t] {
+      std::mt19937 rng(1000 + t);
+      std::vector<Submitter*> mine;
+      for (uint32_t i = t; i < kQps; i += kProducers) mine.push_back(&submitters[i]);
+      bool busy = true;
+      while (busy) {
+        busy = false;
+        for (Submitter* s : mine) {
+          poll(*s);
+          if (s->posted == kPerQp) {
+            busy |= !s->signaled.empty();
+            continue;
+          }
+          busy = true;
+          // Room for one WQEBB, from the CQEs this thread consumed itself.
+          if (s->posted + 1 - s->qp.state->cons_idx > kSq) {
+            std::this_thread::yield();
+            continue;
+          }
+          // Up to a few WQEs per turn; signalled one in four at random, every 32nd and the last.
+          const uint32_t burst = 1 + rng() % 6;
+          for (uint32_t b = 0; b < burst && s->posted < kPerQp; ++b) {
+            if (s->posted + 1 - s->qp.state->cons_idx > kSq) break;
+            const uint32_t j = s->posted;
+            const bool signaled = rng() % 4 == 0 || j % 32 == 31 || j + 1 == kPerQp;
+            const uint64_t value = sequence_value(s->index, j);
+            const uint64_t address = reinterpret_cast<uintptr_t>(
+                &slots[s->index * kSlotsPerQp + j % kSlotsPerQp]);
+            uint64_t end = 0;
+            const gda::Status st = gda::put_value<Policy>(
+                s->qp, value, 8, address, mr.rkey,
+                signaled ? gda::Completion::signaled : gda::Completion::unsignaled, &end);
+            if (st != gda::Status::ok || end != j + 1) {
+              if (s->error.empty()) s->error = "QP " + std::to_string(s->index) + ": put failed";
+              s->posted = kPerQp;
+              s->signaled.clear();
+              break;
+            }
+            if (signaled) s->signaled.push_back(j);
+            ++s->posted;
+          }
+        }
+      }
+    });
+  }
+  for (auto& p : producers) p.join();
+  nic_.stop();
+
+  uint64_t cqes = 0;
+  for (const Submitter& s : submitters) {
+    EXPECT_TRUE(s.error.empty()) << s.error;
+    EXPECT_EQ(s.posted, kPerQp);
+    EXPECT_TRUE(s.signaled.empty());
+    cqes += s.cqes;
+    const softnic::ModelCounters c = nic_.counters(s.qp.qpn);
+    EXPECT_EQ(c.wqes_executed, kPerQp) << "QP " << s.index;
+    EXPECT_EQ(c.cqes_written, s.cqes) << "QP " << s.index;
+    EXPECT_EQ(c.error_cqes, 0u) << "QP " << s.index;
+    EXPECT_EQ(c.tx_bytes, uint64_t{kPerQp} * 8) << "QP " << s.index;
+    EXPECT_EQ(c.bad_doorbells, 0u) << "QP " << s.index;
+    // No CQE beyond those consumed.
+    const uint64_t ci = s.qp.state->cq_ci;
+    const auto& next = s.qp.send_cq.cqes[ci & (s.qp.send_cq.cqe_count - 1)];
+    EXPECT_FALSE(mlx5::cqe_is_sw_owned(next.op_own, ci, s.qp.send_cq.cqe_count)) << "QP " << s.index;
+    // Each slot holds the last sequence number written to it.
+    for (uint32_t k = 0; k < kSlotsPerQp; ++k) {
+      const uint32_t last = (kPerQp - 1) - ((kPerQp - 1 - k) % kSlotsPerQp);
+      ASSERT_EQ(last % kSlotsPerQp, k);
+      EXPECT_EQ(slots[s.index * kSlotsPerQp + k], sequence_value(s.index, last))
+          << "QP " << s.index << " slot " << k;
+    }
+  }
+  EXPECT_GT(cqes, uint64_t{kQps} * kPerQp / 8);
+}
+
+}  // namespace
