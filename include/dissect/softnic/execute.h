@@ -192,6 +192,17 @@ DISSECT_HD inline void deliver_immediate(QpContext& responder, mlx5::be32 immedi
   ++responder.counters.cqes_written;
 }
 
+// The connected responder as this engine reaches it: its NIC's tables and its QP context.
+struct RemoteSide {
+  NicTables* nic;
+  QpContext* responder;
+};
+
+DISSECT_HD inline RemoteSide remote_side(const QpContext& qp) {
+  NicTables* nic = through(qp.remote_window, qp.remote_nic);
+  return RemoteSide{nic, &through(qp.remote_window, nic->qps)[qp.remote_qp_index]};
+}
+
 // What a checked RDMA WRITE will do: every key, bound and permission passed; no byte moved yet.
 // One data segment or an inline payload (a gather of several segments is copied segment by
 // segment in execute_write).
@@ -204,8 +215,9 @@ struct WritePlan {
 
 // Checks an RDMA WRITE (or WRITE WITH IMM) without moving a byte: returns its syndrome, and fills
 // `plan` when it is 0. `segments` receives the number of data segments (0 = inline).
-DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, uint64_t start,
-                                      uint32_t ds, WritePlan* plan, uint32_t* segments) {
+DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, const RemoteSide& remote,
+                                      uint64_t start, uint32_t ds, WritePlan* plan,
+                                      uint32_t* segments) {
   using namespace mlx5;
   if (ds < 3) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(qp.sq.segment(start, 1));
@@ -233,8 +245,8 @@ DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, uin
   }
   if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
   const RemoteWindow& window = qp.remote_window;
-  NicTables& remote_nic = *through(window, qp.remote_nic);
-  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
+  const NicTables& remote_nic = *remote.nic;
+  QpContext& responder = *remote.responder;
   if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
                   window) ||
       !window_covers(window, remote_address, length)) {
@@ -263,7 +275,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
   using namespace mlx5;
   WritePlan plan{};
   uint32_t segments = 0;
-  const uint8_t syndrome = check_write(qp, local, start, ds, &plan, &segments);
+  const uint8_t syndrome = check_write(qp, local, remote_side(qp), start, ds, &plan, &segments);
   if (syndrome != 0) return syndrome;
   const RemoteWindow& window = qp.remote_window;
   QpContext& responder = *plan.responder;
@@ -361,9 +373,7 @@ DISSECT_HD inline WqeOutcome execute_wqe(QpContext& qp, const NicTables& local) 
 // against the consumer. A doorbell naming another QP, or an index more than a ring ahead, is
 // counted and ignored. `S`: the scope of the submitters that ring it (the GPU for a doorbell in GPU
 // memory rung by kernels on the engine's GPU; the system for mapped host memory).
-template <Scope S = Scope::system>
-DISSECT_HD inline void read_doorbell(QpContext& qp) {
-  const uint64_t doorbell = load_acquire<S>(qp.doorbell);
+DISSECT_HD inline void note_doorbell(QpContext& qp, uint64_t doorbell) {
   if (doorbell == qp.last_doorbell) return;
   qp.last_doorbell = doorbell;
   ++qp.counters.doorbells;
@@ -375,6 +385,11 @@ DISSECT_HD inline void read_doorbell(QpContext& qp) {
   }
   const uint64_t announced = qp.sq_consumer + distance;
   if (announced > qp.sq_target) qp.sq_target = announced;
+}
+
+template <Scope S = Scope::system>
+DISSECT_HD inline void read_doorbell(QpContext& qp) {
+  note_doorbell(qp, load_acquire<S>(qp.doorbell));
 }
 
 // Executes the WQE at the consumer index and retires it: consumer index, counters, the CQE when it

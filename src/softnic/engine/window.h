@@ -49,7 +49,7 @@ struct WindowWqe {
 struct Window {
   uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
   WindowWqe wqe[WINDOW_LANES];      // phase 3 on
-  QpContext* responder;             // of the window's WRITEs
+  RemoteSide remote;                // of the window's WRITEs
   uint32_t count;                   // WQEs in the window
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
@@ -75,7 +75,8 @@ DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, uint32_t offset, 
 }
 
 // Phase 3 for WQE k of the window.
-DISSECT_HD inline void check_window_wqe(QpContext& qp, const NicTables& local, WindowWqe& w) {
+DISSECT_HD inline void check_window_wqe(QpContext& qp, const NicTables& local,
+                                        const RemoteSide& remote, WindowWqe& w) {
   using namespace mlx5;
   const uint64_t start = qp.sq_consumer + w.offset;
   const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
@@ -85,7 +86,7 @@ DISSECT_HD inline void check_window_wqe(QpContext& qp, const NicTables& local, W
   w.syndrome = 0;
   if (w.opcode == MLX5_OPCODE_RDMA_WRITE) {
     uint32_t segments = 0;
-    w.syndrome = check_write(qp, local, start, ctrl_ds(ctrl), &w.plan, &segments);
+    w.syndrome = check_write(qp, local, remote, start, ctrl_ds(ctrl), &w.plan, &segments);
   }
 }
 
@@ -96,10 +97,6 @@ DISSECT_HD inline bool overlaps(const WritePlan& p) {
   return s < d + p.length && d < s + p.length;
 }
 
-DISSECT_HD inline QpContext& responder_of(const QpContext& qp) {
-  NicTables& remote_nic = *through(qp.remote_window, qp.remote_nic);
-  return through(qp.remote_window, remote_nic.qps)[qp.remote_qp_index];
-}
 
 // Copies between ranges that do not overlap with every load of a group issued before its stores:
 // a byte loop through possibly aliasing pointers makes each load wait for the previous store,
@@ -277,7 +274,7 @@ DISSECT_HD inline void retire_window(QpContext& qp, const Window& window, const 
   qp.counters.cqes_written += t.cqes;
   if (t.writes != 0) {
     // Every WRITE of the window went to the QP's one responder (check_write found it).
-    QpContext& responder = *window.responder;
+    QpContext& responder = *window.remote.responder;
     responder.counters.rx_bytes += t.bytes;
     responder.counters.rx_packets += t.writes;
   }
@@ -308,8 +305,13 @@ template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
                                       const NicTables& local) {
   lanes.leader([&] {
-    w.state = load_acquire<Doorbell>(&qp.state);
-    if (w.state != QP_STATE_RESET) read_doorbell<Doorbell>(qp);
+    // Both words in flight at once, then one acquire fence for both: a window starts one round
+    // trip after the doorbell changes, not two.
+    w.state = load_relaxed<Doorbell>(&qp.state);
+    const uint64_t doorbell = load_relaxed<Doorbell>(qp.doorbell);
+    fence_acquire<Doorbell>();
+    w.remote = RemoteSide{nullptr, nullptr};
+    if (w.state != QP_STATE_RESET) note_doorbell(qp, doorbell);
     // A doorbell that ended inside a multi-WQEBB WQE leaves the consumer past the target.
     const uint64_t ahead = qp.sq_target > qp.sq_consumer ? qp.sq_target - qp.sq_consumer : 0;
     w.available = ahead < qp.sq.wqebb_count ? static_cast<uint32_t>(ahead) : qp.sq.wqebb_count;
@@ -327,11 +329,12 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   });
   lanes.leader([&] {
     w.count = chain_window(w, first, first);
-    w.responder = &responder_of(qp);
+    if (w.remote.nic == nullptr) w.remote = remote_side(qp);
   });
   if (w.count == 0) return serve_alone(lanes, qp, local);
 
-  lanes.each(w.count, [&](uint32_t k) { check_window_wqe(qp, local, w.wqe[k]); });
+  const RemoteSide remote = w.remote;
+  lanes.each(w.count, [&](uint32_t k) { check_window_wqe(qp, local, remote, w.wqe[k]); });
   const uint32_t n = disjoint_prefix(lanes, w, w.count);
   const uint32_t failures = lanes.ballot(n, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
   const uint32_t moved = failures ? lowest_set_bit(failures) : n;
