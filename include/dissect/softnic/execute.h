@@ -3,8 +3,8 @@
 //
 // Per WQE, as a ConnectX does: if the QP is in the error state, flush it; read the control segment
 // at the consumer index; check that it names this WQE (index and QPN), has a sane ds and lies
-// wholly inside what the doorbells announced; check every key, bound and permission before any
-// byte moves; move the payload (memmove semantics: verbs allows a source and destination that
+// wholly inside what the doorbells announced; check that the responder answers and every key,
+// bound and permission before any byte moves; move the payload (memmove semantics: verbs allows a source and destination that
 // overlap); write the responder CQE (WRITE WITH IMM), then the requester CQE if
 // the WQE is signalled or failed. After an error CQE the QP is in the error state and every later
 // WQE completes with a flush error. A WQE whose control segment is unusable (stale, foreign, ds 0,
@@ -19,6 +19,9 @@
 //   model returns the result with one aligned 8-byte store, as the GPU engine must)
 //                                                               -> LOCAL_PROT_ERR    (0x04)
 //   message over 2 GiB                                          -> LOCAL_LENGTH_ERR  (0x01)
+//   responder gone: not connected, its QP destroyed or not RTS, or its NIC destroyed (a ConnectX
+//   requester whose responder never answers retries until retry_cnt runs out)
+//                                                               -> TRANSPORT_RETRY_EXC_ERR (0x15)
 //   bad rkey, remote bound, missing remote permission, misaligned atomic -> REMOTE_ACCESS_ERR (0x13)
 //   WRITE WITH IMM with no receive WQE posted at the responder  -> RNR_RETRY_EXC_ERR (0x16)
 //   WRITE WITH IMM to a responder whose RQ / receive CQ the engine cannot reach (another
@@ -196,6 +199,21 @@ DISSECT_HD inline void deliver_immediate(QpContext& responder, mlx5::be32 immedi
   ++responder.counters.cqes_written;
 }
 
+// The responder `qp` is connected to, or null when none would answer: the QP is disconnected
+// (SoftNic's control path clears `remote_nic` when the responder's QP or NIC is destroyed), the
+// index is past the responder NIC's QPs, or the responder is not in RTS. State is acquired: the
+// control path publishes RESET before it frees the responder's queues, and stops this engine
+// around the free, so a WQE that saw RTS has finished with them before they go.
+DISSECT_HD inline QpContext* answering_responder(const QpContext& qp) {
+  if (qp.remote_nic == nullptr) return nullptr;
+  const RemoteWindow& window = qp.remote_window;
+  NicTables& remote_nic = *through(window, qp.remote_nic);
+  if (qp.remote_qp_index >= load_acquire<Scope::system>(&remote_nic.qp_count)) return nullptr;
+  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
+  if (load_acquire<Scope::system>(&responder.state) != QP_STATE_RTS) return nullptr;
+  return &responder;
+}
+
 DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, uint64_t start,
                                         const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
                                         uint64_t* bytes) {
@@ -223,9 +241,11 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
     }
   }
   if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+  QpContext* const answering = answering_responder(qp);
+  if (answering == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+  QpContext& responder = *answering;
   const RemoteWindow& window = qp.remote_window;
   NicTables& remote_nic = *through(window, qp.remote_nic);
-  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
   if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
                   window) ||
       !window_covers(window, remote_address, length)) {
@@ -274,9 +294,11 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
       !key_allows(local, qp.pd, data->lkey.value(), result_address, 8, 1 /*LOCAL_WRITE*/)) {
     return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
   }
+  QpContext* const answering = answering_responder(qp);
+  if (answering == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+  QpContext& responder = *answering;
   const RemoteWindow& window = qp.remote_window;
   NicTables& remote_nic = *through(window, qp.remote_nic);
-  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
   if ((remote_address & 7) != 0 ||
       !key_allows(remote_nic, responder.pd, raddr->rkey.value(), remote_address, 8,
                   8 /*REMOTE_ATOMIC*/, window) ||

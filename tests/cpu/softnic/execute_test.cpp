@@ -149,4 +149,32 @@ TEST(ExecuteWqe, OnAQpInErrorAStaleWqeIsFlushedNotAnOperationError) {
   }
 }
 
+// The execute half of item 3: a responder that would not answer fails the WQE before any key is
+// looked up or any byte moves, WRITE and FETCH_ADD alike.
+TEST(ExecuteWqe, AResponderThatDoesNotAnswerIsATransportRetryError) {
+  const char* const kCases[] = {"reset", "error", "disconnected", "index past the NIC's QPs"};
+  for (int c = 0; c < 4; ++c) {
+    for (bool atomic : {false, true}) {
+      NicModelRig rig;
+      if (c == 0) rig.responder().state = sn::QP_STATE_RESET;
+      if (c == 1) rig.responder().state = sn::QP_STATE_ERROR;
+      if (c == 2) rig.requester().remote_nic = nullptr;
+      if (c == 3) rig.requester().remote_qp_index = 2;
+      if (atomic) {
+        t::put_fetch_add(rig.ring(), 0, kQpn, rig.region_address(0, 0x40), t::KEY_REGION0_ALL, 1,
+                         rig.region_address(0, 0x08), t::KEY_REGION0_ALL);
+      } else {
+        t::put_write(rig.ring(), 0, kQpn, rig.region_address(1), t::KEY_REGION1_ALL, 128,
+                     rig.region_address(0), t::KEY_REGION0_ALL);
+      }
+      rig.ring_doorbell(1);
+      const std::vector<uint8_t> rung = snapshot(rig);
+      EXPECT_EQ(service(rig), 1u);
+      EXPECT_EQ(rig.send_cqe_syndrome(0), m::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR)
+          << kCases[c] << (atomic ? ", fetch-add" : ", write");
+      EXPECT_EQ(changed_outside_send_cq(rig, rung), std::vector<uint64_t>{}) << kCases[c];
+    }
+  }
+}
+
 }  // namespace
