@@ -24,13 +24,15 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
 }
 
 SoftQueuePair::~SoftQueuePair() {
+  // RESET first: an engine that starts a WQE after this sees a responder that does not answer
+  // (and skips this QP's own send queue). Engines already inside a WQE aimed at this QP, or inside
+  // service_qp for it, may still touch its queues: each is stopped (and so finished) before they
+  // are freed, this NIC's own engine included.
   store_release<Scope::system>(&nic_.qps_[index_].state, uint32_t{QP_STATE_RESET});
-  // The engine may be inside service_qp for this QP; it re-reads state on its next pass. Stopping
-  // it here keeps the queue memory alive until it has moved on.
-  const bool was_running = nic_.running();
-  if (was_running) nic_.stop();
+  SoftNic::disconnect_peers_of(nic_.tables(), index_);
+  const bool was_running = nic_.pause_engine();
   nic_.release(memory_.base);
-  if (was_running) nic_.start();
+  nic_.resume_engine(was_running);
 }
 
 nic::QpHandle SoftQueuePair::handle() const {

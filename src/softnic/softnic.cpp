@@ -56,11 +56,17 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
 }
 
 SoftNic::~SoftNic() {
+  {
+    // Out of the registry first, under its lock: no other thread's disconnect can then restart
+    // this engine after the stop below. Peers on other NICs lose their connection before the
+    // tables they point into are freed.
+    std::lock_guard<std::mutex> guard(registry_lock);
+    registry().erase(tables_.nic_id);
+    disconnect_peers_locked(tables_, ALL_QPS);
+  }
   stop();
   if (model_counters_ != nullptr) model_counters_->detach(port_counters());
   for (void* p : allocations_) free_placement(p);
-  std::lock_guard<std::mutex> guard(registry_lock);
-  registry().erase(tables_.nic_id);
 }
 
 SoftNic& SoftNic::find(uint32_t nic_id) {
@@ -151,15 +157,50 @@ ModelCounters SoftNic::port_counters() const {
 }
 
 void SoftNic::start() {
+  std::lock_guard<std::mutex> guard(engine_lock_);
   if (running_.exchange(true, std::memory_order_acq_rel)) return;
   if (!engine_) engine_ = std::make_unique<HostEngine>();
   engine_->start(&tables_, options_.engine_threads, nullptr, 0);
 }
 
-void SoftNic::stop() {
-  if (!running_.load(std::memory_order_acquire)) return;
+void SoftNic::stop() { pause_engine(); }
+
+bool SoftNic::pause_engine() {
+  std::lock_guard<std::mutex> guard(engine_lock_);
+  if (!running_.load(std::memory_order_acquire)) return false;
   engine_->stop();
   running_.store(false, std::memory_order_release);
+  return true;
+}
+
+void SoftNic::resume_engine(bool was_running) {
+  if (was_running) start();
+}
+
+void SoftNic::disconnect_peers_of(const NicTables& target, uint32_t qp_index) {
+  std::lock_guard<std::mutex> guard(registry_lock);
+  disconnect_peers_locked(target, qp_index);
+}
+
+// Only a stopped engine can be known to be outside service_qp: the join in pause_engine() orders
+// everything the engine did before the stores below, and the thread start in resume_engine()
+// orders those stores before anything it does next, so the engine never reads a half-cleared
+// connection and never follows one after it is cleared.
+void SoftNic::disconnect_peers_locked(const NicTables& target, uint32_t qp_index) {
+  for (auto& [id, nic] : registry()) {
+    auto aimed_at_target = [&](const QpContext& qp) {
+      return qp.remote_nic == &target && (qp_index == ALL_QPS || qp.remote_qp_index == qp_index);
+    };
+    const uint32_t count = load_acquire<Scope::system>(&nic->tables_.qp_count);
+    bool connected = false;
+    for (uint32_t i = 0; i < count && !connected; ++i) connected = aimed_at_target(nic->qps_[i]);
+    if (!connected) continue;
+    const bool was_running = nic->pause_engine();
+    for (uint32_t i = 0; i < count; ++i) {
+      if (aimed_at_target(nic->qps_[i])) nic->qps_[i].remote_nic = nullptr;
+    }
+    nic->resume_engine(was_running);
+  }
 }
 
 }  // namespace dissect::softnic

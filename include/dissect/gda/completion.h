@@ -69,15 +69,16 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
     if constexpr (S == Sharing::exclusive) {
       state->cq_ci = ci + 1;
       if (failed) record_cq_error(qp, cqe, start), note_error<S>(qp);
-      if (retired > state->cons_idx) {
-        note_retired<S>(qp, state->cons_idx, retired);
-        state->cons_idx = retired;
-      }
+      // Every CQE is counted once as drained, through note_retired, whether or not it retires
+      // anything new (an error CQE too: note_error counts only the error).
+      const uint64_t from = retired > state->cons_idx ? state->cons_idx : retired;
+      note_retired<S>(qp, from, retired);
+      if (retired > state->cons_idx) state->cons_idx = retired;
     } else {
       if (!compare_exchange<Scope::gpu>(&state->cq_ci, ci, ci + 1)) continue;
       if (failed) record_cq_error(qp, cqe, start), note_error<S>(qp);
       const uint64_t previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
-      if (retired > previous) note_retired<S>(qp, previous, retired);
+      note_retired<S>(qp, retired > previous ? previous : retired, retired);
     }
     ++consumed;
   }

@@ -49,8 +49,10 @@ DISSECT_HD inline void disown(const OwnedQp& queue) {
 DISSECT_HD inline const nic::QpHandle& handle_of(const nic::QpHandle& qp) { return qp; }
 DISSECT_HD inline const nic::QpHandle& handle_of(const OwnedQp& queue) { return queue.qp; }
 
+// A timeout reserves nothing (the head moves only on success): a retry reserves the same WQEBBs.
 template <typename Ordering, Sharing S>
-DISSECT_HD inline Status reserve(OwnedQp& queue, uint32_t wqebbs, uint64_t* base) {
+DISSECT_HD inline Status reserve(OwnedQp& queue, uint32_t wqebbs, uint64_t* base,
+                                 uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
   static_assert(S == Sharing::exclusive, "only an exclusive QP can be owned by one thread");
   const uint64_t end = queue.head + wqebbs;
   const uint64_t size = queue.qp.sq.wqebb_count;
@@ -58,7 +60,7 @@ DISSECT_HD inline Status reserve(OwnedQp& queue, uint32_t wqebbs, uint64_t* base
     queue.completed = queue.qp.state->cons_idx;  // the poller may have retired more since
     if (end > queue.completed + size) {
       disown(queue);  // the wait polls the CQ, which reads prod_idx
-      const Status room = wait_completion<Ordering, S>(queue.qp, end - size);
+      const Status room = wait_completion<Ordering, S>(queue.qp, end - size, timeout_ns);
       if (room != Status::ok) return room;
       queue.completed = end - size;
     }

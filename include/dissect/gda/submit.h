@@ -26,9 +26,10 @@
 namespace dissect::gda {
 
 template <typename Ordering, Sharing S>
-DISSECT_HD inline Status wait_for_room(const nic::QpHandle& qp, uint64_t end) {
+DISSECT_HD inline Status wait_for_room(const nic::QpHandle& qp, uint64_t end,
+                                       uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
   if (end <= qp.sq.wqebb_count) return Status::ok;
-  return wait_completion<Ordering, S>(qp, end - qp.sq.wqebb_count);
+  return wait_completion<Ordering, S>(qp, end - qp.sq.wqebb_count, timeout_ns);
 }
 
 // Reserves `wqebbs` consecutive WQEBBs; *base receives the first.
@@ -36,8 +37,16 @@ DISSECT_HD inline Status wait_for_room(const nic::QpHandle& qp, uint64_t end) {
 // Exclusive QPs read the counters they need before storing anything: the loads are independent,
 // so they cost one memory round trip together rather than one each (a store to the ring may alias
 // the state as far as the compiler knows, which would force each later load to wait for it).
+//
+// A reservation that times out waiting for room is returned, so the QP stays usable and a retry
+// reserves the same WQEBBs: otherwise the next doorbell would announce WQEBBs nobody wrote, and
+// the NIC would fail them (LOCAL_QP_OP_ERR). Always so on an exclusive QP (one reserver). On a
+// shared QP only while no later reservation exists; once one does, the hole cannot be filled
+// (the ring has no room for a NOP there) and the QP is unusable: later publishers time out behind
+// it. The message printed then says so.
 template <typename Ordering, Sharing S>
-DISSECT_HD inline Status reserve(const nic::QpHandle& qp, uint32_t wqebbs, uint64_t* base) {
+DISSECT_HD inline Status reserve(const nic::QpHandle& qp, uint32_t wqebbs, uint64_t* base,
+                                 uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
   if constexpr (S == Sharing::exclusive) {
     nic::SendQueueState* state = qp.state;
     const uint64_t head = state->resv_head;
@@ -48,10 +57,20 @@ DISSECT_HD inline Status reserve(const nic::QpHandle& qp, uint32_t wqebbs, uint6
     if (end <= qp.sq.wqebb_count || completed >= end - qp.sq.wqebb_count) {
       return Status::ok;
     }
-    return wait_for_room<Ordering, S>(qp, end);
+    const Status room = wait_for_room<Ordering, S>(qp, end, timeout_ns);
+    if (room == Status::timeout) state->resv_head = head;
+    return room;
   } else {
     *base = fetch_add<Scope::gpu>(&qp.state->resv_head, uint64_t{wqebbs});
-    return wait_for_room<Ordering, S>(qp, *base + wqebbs);
+    const uint64_t end = *base + wqebbs;
+    const Status room = wait_for_room<Ordering, S>(qp, end, timeout_ns);
+    if (room == Status::timeout &&
+        !compare_exchange<Scope::gpu>(&qp.state->resv_head, end, *base)) {
+      report_wait_timeout("room, behind later reservations: this QP is now unusable", "QP",
+                          qp.qpn, true, "index", end, load_relaxed<Scope::gpu>(&qp.state->cons_idx),
+                          timeout_ns);
+    }
+    return room;
   }
 }
 

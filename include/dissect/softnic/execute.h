@@ -1,19 +1,31 @@
 // How the softnic consumes a send queue: the same code runs in the host-thread engine and in the
 // engine kernel, so both validate and execute WQEs identically.
 //
-// Per WQE, as a ConnectX does: read the control segment at the consumer index; check that it names
-// this WQE (index and QPN) and has a sane ds; check every key, bound and permission before any byte
-// moves; move the payload; write the responder CQE (WRITE WITH IMM), then the requester CQE if the
-// WQE is signalled or failed. After an error CQE the QP is in the error state and every later WQE
-// completes with a flush error. Syndromes follow the PRM (research/gda.md §3.1):
-//   stale WQE, foreign QPN, ds 0, unknown opcode, ds too short  -> LOCAL_QP_OP_ERR   (0x02)
-//   bad lkey, local bound, local access flag                    -> LOCAL_PROT_ERR    (0x04)
+// Per WQE, as a ConnectX does: if the QP is in the error state, flush it; read the control segment
+// at the consumer index; check that it names this WQE (index and QPN), has a sane ds and lies
+// wholly inside what the doorbells announced; check that the responder answers and every key,
+// bound and permission before any byte moves; move the payload (memmove semantics: verbs allows a source and destination that
+// overlap); write the responder CQE (WRITE WITH IMM), then the requester CQE if
+// the WQE is signalled or failed. After an error CQE the QP is in the error state and every later
+// WQE completes with a flush error. A WQE whose control segment is unusable (stale, foreign, ds 0,
+// or longer than announced) occupies one WQEBB, so every announced WQEBB is either part of a WQE
+// that executed or has a CQE of its own: nothing is skipped silently. Syndromes follow the PRM
+// (research/gda.md §3.1); the first check a WQE fails decides, in this order (a write's
+// gather segments one after another):
+//   any WQE after the QP entered the error state (whatever its ctrl) -> WR_FLUSH_ERR    (0x05)
+//   stale WQE, foreign QPN, ds 0, ds spanning WQEBBs no doorbell announced, unknown opcode,
+//   ds too short                                                -> LOCAL_QP_OP_ERR   (0x02)
+//   bad lkey, local bound, local access flag, FETCH_ADD result address not 8-byte aligned (the
+//   model returns the result with one aligned 8-byte store, as the GPU engine must)
+//                                                               -> LOCAL_PROT_ERR    (0x04)
 //   message over 2 GiB                                          -> LOCAL_LENGTH_ERR  (0x01)
+//   responder gone: not connected, its QP destroyed or not RTS, or its NIC destroyed (a ConnectX
+//   requester whose responder never answers retries until retry_cnt runs out)
+//                                                               -> TRANSPORT_RETRY_EXC_ERR (0x15)
 //   bad rkey, remote bound, missing remote permission, misaligned atomic -> REMOTE_ACCESS_ERR (0x13)
 //   WRITE WITH IMM with no receive WQE posted at the responder  -> RNR_RETRY_EXC_ERR (0x16)
 //   WRITE WITH IMM to a responder whose RQ / receive CQ the engine cannot reach (another
 //   process's host memory)                                     -> REMOTE_OP_ERR     (0x14)
-//   any WQE after the QP entered the error state                -> WR_FLUSH_ERR      (0x05)
 // A remote side in another process is reached through its RemoteWindow (context.h): the checks run
 // on owner-space addresses, exactly as the owner's engine would run them, and only the final
 // access goes through the translated address.
@@ -38,20 +50,40 @@ struct WqeOutcome {
   uint64_t bytes;     // payload bytes moved
 };
 
-DISSECT_HD inline void copy_bytes(void* destination, const void* source, uint64_t length) {
-#if defined(__CUDA_ARCH__)
+// Word-wise memmove, the device's copy and the host's reference for it (the CPU tests run this
+// same loop against std::memmove). Overlap is legal in verbs (one MR written from itself), so the
+// copy runs forwards when the destination starts below the source and backwards otherwise: every
+// source byte is read before the copy can overwrite it. An 8-byte word is read whole before it is
+// stored, so a word that straddles the overlap still reads only source bytes.
+DISSECT_HD inline void move_bytes_wordwise(void* destination, const void* source, uint64_t length) {
   uint8_t* out = static_cast<uint8_t*>(destination);
   const uint8_t* in = static_cast<const uint8_t*>(source);
   const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in)) & 7) == 0;
-  uint64_t i = 0;
+  if (reinterpret_cast<uintptr_t>(out) <= reinterpret_cast<uintptr_t>(in)) {
+    uint64_t i = 0;
+    if (aligned) {
+      for (; i + 8 <= length; i += 8) {
+        *reinterpret_cast<uint64_t*>(out + i) = *reinterpret_cast<const uint64_t*>(in + i);
+      }
+    }
+    for (; i < length; ++i) out[i] = in[i];
+    return;
+  }
+  uint64_t i = length;
   if (aligned) {
-    for (; i + 8 <= length; i += 8) {
-      *reinterpret_cast<uint64_t*>(out + i) = *reinterpret_cast<const uint64_t*>(in + i);
+    for (; (i & 7) != 0; --i) out[i - 1] = in[i - 1];
+    for (; i >= 8; i -= 8) {
+      *reinterpret_cast<uint64_t*>(out + i - 8) = *reinterpret_cast<const uint64_t*>(in + i - 8);
     }
   }
-  for (; i < length; ++i) out[i] = in[i];
+  for (; i > 0; --i) out[i - 1] = in[i - 1];
+}
+
+DISSECT_HD inline void copy_bytes(void* destination, const void* source, uint64_t length) {
+#if defined(__CUDA_ARCH__)
+  move_bytes_wordwise(destination, source, length);
 #else
-  std::memcpy(destination, source, length);
+  std::memmove(destination, source, length);
 #endif
 }
 
@@ -192,15 +224,33 @@ DISSECT_HD inline void deliver_immediate(QpContext& responder, mlx5::be32 immedi
   ++responder.counters.cqes_written;
 }
 
-// The connected responder as this engine reaches it: its NIC's tables and its QP context.
+// The responder `qp` is connected to, or null when none would answer: the QP is disconnected
+// (SoftNic's control path clears `remote_nic` when the responder's QP or NIC is destroyed), the
+// index is past the responder NIC's QPs, or the responder is not in RTS. State is acquired: the
+// control path publishes RESET before it frees the responder's queues, and stops this engine
+// around the free, so a WQE that saw RTS has finished with them before they go.
+DISSECT_HD inline QpContext* answering_responder(const QpContext& qp) {
+  if (qp.remote_nic == nullptr) return nullptr;
+  const RemoteWindow& window = qp.remote_window;
+  NicTables& remote_nic = *through(window, qp.remote_nic);
+  if (qp.remote_qp_index >= load_acquire<TABLE_SCOPE>(&remote_nic.qp_count)) return nullptr;
+  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
+  if (load_acquire<TABLE_SCOPE>(&responder.state) != QP_STATE_RTS) return nullptr;
+  return &responder;
+}
+
+// The connected responder as this engine reaches it (check_write takes it looked up, so that a
+// window looks it up once): its NIC's tables and its QP context.
 struct RemoteSide {
   NicTables* nic;
   QpContext* responder;
 };
 
+// Both null when no responder would answer (answering_responder).
 DISSECT_HD inline RemoteSide remote_side(const QpContext& qp) {
-  NicTables* nic = through(qp.remote_window, qp.remote_nic);
-  return RemoteSide{nic, &through(qp.remote_window, nic->qps)[qp.remote_qp_index]};
+  QpContext* responder = answering_responder(qp);
+  if (responder == nullptr) return RemoteSide{nullptr, nullptr};
+  return RemoteSide{through(qp.remote_window, qp.remote_nic), responder};
 }
 
 // What a checked RDMA WRITE will do: every key, bound and permission passed; no byte moved yet.
@@ -244,9 +294,10 @@ DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, con
     *segments = ds - 2;
   }
   if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+  if (remote.responder == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+  QpContext& responder = *remote.responder;
   const RemoteWindow& window = qp.remote_window;
   const NicTables& remote_nic = *remote.nic;
-  QpContext& responder = *remote.responder;
   if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
                   window) ||
       !window_covers(window, remote_address, length)) {
@@ -318,12 +369,15 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
   const uint64_t remote_address = raddr->raddr.value();
   const uint64_t result_address = data->addr.value();
   if (data->byte_count.value() != 8) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-  if (!key_allows(local, qp.pd, data->lkey.value(), result_address, 8, 1 /*LOCAL_WRITE*/)) {
+  if ((result_address & 7) != 0 ||
+      !key_allows(local, qp.pd, data->lkey.value(), result_address, 8, 1 /*LOCAL_WRITE*/)) {
     return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
   }
+  QpContext* const answering = answering_responder(qp);
+  if (answering == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+  QpContext& responder = *answering;
   const RemoteWindow& window = qp.remote_window;
   NicTables& remote_nic = *through(window, qp.remote_nic);
-  QpContext& responder = through(window, remote_nic.qps)[qp.remote_qp_index];
   if ((remote_address & 7) != 0 ||
       !key_allows(remote_nic, responder.pd, raddr->rkey.value(), remote_address, 8,
                   8 /*REMOTE_ATOMIC*/, window) ||
@@ -344,13 +398,20 @@ DISSECT_HD inline WqeOutcome execute_wqe(QpContext& qp, const NicTables& local) 
   const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
   WqeOutcome outcome{0, ctrl_opcode(ctrl), ctrl_signaled(ctrl), 1, 0};
   const uint32_t ds = ctrl_ds(ctrl);
-  if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != qp.qpn || ds == 0) {
-    outcome.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-    return outcome;
-  }
-  outcome.wqebbs = wqebbs_for_ds(ds);
+  // A ctrl segment is usable only when it names this WQE and every WQEBB its ds spans was
+  // announced: WQEBBs beyond the doorbell may not be written yet, and consuming them would skip
+  // the WQEs the next doorbell announces there.
+  const bool usable = ctrl_wqe_index(ctrl) == static_cast<uint16_t>(start) &&
+                      ctrl_qpn(ctrl) == qp.qpn && ds != 0 &&
+                      start + wqebbs_for_ds(ds) <= qp.sq_target;
+  if (usable) outcome.wqebbs = wqebbs_for_ds(ds);
+  // The state first: a QP in error flushes every WQE, whatever its ctrl segment holds.
   if (qp.state == QP_STATE_ERROR) {
     outcome.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+    return outcome;
+  }
+  if (!usable) {
+    outcome.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
     return outcome;
   }
   switch (outcome.opcode) {

@@ -51,7 +51,7 @@ class SoftNic : public nic::Nic {
   void release(void* address) override;
 
   // The engine. start() after stop() resumes where the queues are; stop() returns once the engine
-  // has finished the WQE it was executing.
+  // has finished the WQE it was executing. Either may be called from any thread.
   void start();
   void stop();
   bool running() const { return running_.load(std::memory_order_acquire); }
@@ -72,6 +72,16 @@ class SoftNic : public nic::Nic {
  private:
   friend class SoftProtectionDomain;
   friend class SoftQueuePair;
+  // Stops the engine if it runs; returns whether it ran, for resume_engine().
+  bool pause_engine();
+  void resume_engine(bool was_running);
+  // Clears `remote_nic` of every QP of every SoftNic in the process connected to QP `qp_index` of
+  // `target` (every QP of it when `qp_index` is ALL_QPS), each NIC's engine stopped around it,
+  // so no engine is inside a WQE aimed at that QP when it returns: after it the QP's queues (or
+  // the whole NIC) may be freed, and a WQE to it completes with TRANSPORT_RETRY_EXC_ERR.
+  static constexpr uint32_t ALL_QPS = ~0u;
+  static void disconnect_peers_of(const NicTables& target, uint32_t qp_index);
+  static void disconnect_peers_locked(const NicTables& target, uint32_t qp_index);
   uint32_t allocate_mr_slot();
   uint32_t allocate_qp_slot();
 
@@ -82,6 +92,7 @@ class SoftNic : public nic::Nic {
   std::mutex lock_;  // serialises control-path calls (registration, QP creation)
   uint32_t next_pd_ = 1;
   uint32_t mr_tag_ = 0;
+  std::mutex engine_lock_;  // serialises start/stop; taken after registry_lock, never before
   std::atomic<bool> running_{false};
   std::unique_ptr<HostEngine> engine_;
   std::vector<void*> allocations_;

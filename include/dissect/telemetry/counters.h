@@ -377,11 +377,11 @@ DISSECT_HD inline void on_cq_poll(QpCounters* qp) {
   detail::add<W>(&qp->cq_poll_count, 1);
 }
 
-// An error CQE was drained (it is also a drained CQE).
+// A drained CQE had an error status. It is counted as drained (num_wqe_rcvd) by the hook that
+// accounts for what it retired (on_completions), never here too: an error CQE counts once.
 template <Writers W = Writers::many>
 DISSECT_HD inline void on_cq_error(QpCounters* qp) {
   if (qp == nullptr) return;
-  detail::add<W>(&qp->num_wqe_rcvd, 1);
   detail::add<W>(&qp->num_cq_errors, 1);
 }
 

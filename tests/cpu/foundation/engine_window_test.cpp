@@ -534,11 +534,8 @@ TEST(EngineWindow, WindowsMatchOneWqeAtATime) {
 }
 
 // Same, but a WQE may overwrite bytes an earlier WQE of the same doorbell wrote (and a FETCH_ADD
-// return them). DISABLED: fails from seed 1 on, because perform_window (window.h phase 4) copies
-// every small / inline WRITE of the window before the large (>= WARP_COPY_BYTES) pointer WRITEs,
-// so a later small WRITE to the same bytes is overwritten by an earlier large one (minimal case:
-// LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow). Enable once windows keep WQE order
-// between WRITEs whose destinations overlap.
+// return them). The window copies small WRITEs per lane and large ones warp-wide after them, so
+// it must end before a WRITE whose destination overlaps an earlier one's (disjoint_prefix).
 TEST(EngineWindow, WindowsMatchOneWqeAtATimeWhenWritesOverlap) {
   Outcome outcome;
   for (uint32_t seed = 1; seed <= 200; ++seed) {
@@ -548,7 +545,7 @@ TEST(EngineWindow, WindowsMatchOneWqeAtATimeWhenWritesOverlap) {
 
 // The smallest case of the above: a large pointer WRITE (copied warp-wide after the lane copies)
 // followed by a small inline WRITE to the same bytes, one doorbell. One at a time, the inline bytes
-// land last. DISABLED: the window leaves the 256 B WRITE's bytes (see above).
+// land last.
 TEST(EngineWindow, LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow) {
   Op large;
   large.kind = Kind::write;
@@ -577,10 +574,8 @@ TEST(EngineWindow, LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow) {
 
 // A doorbell that announces only the first WQEBB of a 3-WQEBB WQE: one at a time, that WQE
 // executes and the engine then waits for the next doorbell (sq_consumer > sq_target). The next
-// WQE, built but never announced, must not execute. DISABLED: serve_window computes
-// `ahead = sq_target - sq_consumer` unsigned, so with the consumer past the target it treats the
-// whole ring as announced: serve_qp executes the unannounced WQE, then the stale slots after it
-// (LOCAL_QP_OP_ERR, then flushes around the ring) until its budget is spent.
+// WQE, built but never announced, must not execute (serve_window once read the whole ring as
+// announced here, `sq_target - sq_consumer` wrapping).
 TEST(EngineWindow, DoorbellInsideAWqeAnnouncesNothingBeyondIt) {
   Op wide;
   wide.kind = Kind::inline_write;
@@ -603,14 +598,17 @@ TEST(EngineWindow, DoorbellInsideAWqeAnnouncesNothingBeyondIt) {
   const uint32_t a = softnic::service_qp(reference->qp(), reference->tables, 64);
   const uint32_t b =
       softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables).executed;
+  // A WQE not announced in full is unusable (execute.h): one WQEBB, LOCAL_QP_OP_ERR, the QP in
+  // error; the unannounced WQE after it never runs.
   EXPECT_EQ(a, 1u);
-  EXPECT_EQ(reference->qp().sq_consumer, 3u);
-  EXPECT_EQ(reference->qp().state, softnic::QP_STATE_RTS);
+  EXPECT_EQ(reference->qp().sq_consumer, 1u);
+  EXPECT_EQ(reference->qp().state, softnic::QP_STATE_ERROR);
   EXPECT_EQ(b, a);
   EXPECT_EQ(windowed->qp().sq_consumer, reference->qp().sq_consumer);
   EXPECT_EQ(windowed->qp().state, reference->qp().state);
   EXPECT_EQ(windowed->qp().send_cq.produced, reference->qp().send_cq.produced);
-  EXPECT_EQ(windowed->qp().counters.error_cqes, 0u);
+  EXPECT_EQ(windowed->qp().counters.error_cqes, 1u);
+  EXPECT_EQ(windowed->qp().counters.wqes_executed, 1u);
 }
 
 // --- an error in the middle of a window ------------------------------------------------------------

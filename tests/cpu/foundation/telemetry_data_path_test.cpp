@@ -85,4 +85,22 @@ TEST_F(TelemetryOn, ErrorCqesAreCounted) {
   EXPECT_EQ(qp.telemetry->num_cq_errors, 1u);
 }
 
+// One good CQE, then one error CQE: two CQEs drained, each counted once (the error as well).
+TEST_F(TelemetryOn, AnErrorCqeCountsOnceAsDrained) {
+  Loopback lb({}, 4096);
+  const auto qp = lb.qp();
+  uint64_t end = 0;
+  gda::WriteRequest good{lb.source_address(), lb.source_mr.lkey, 8, lb.destination_address(),
+                         lb.destination_mr.rkey};
+  ASSERT_EQ(gda::put<Policy>(qp, good, gda::Completion::signaled, &end), gda::Status::ok);
+  ASSERT_EQ((gda::wait_completion<Policy, kExclusive>(qp, end)), gda::Status::ok);
+  EXPECT_EQ(qp.telemetry->num_wqe_rcvd, 1u);
+  gda::WriteRequest bad = good;
+  bad.rkey ^= 0x100;
+  ASSERT_EQ(gda::put<Policy>(qp, bad, gda::Completion::signaled, &end), gda::Status::ok);
+  EXPECT_EQ((gda::wait_completion<Policy, kExclusive>(qp, end)), gda::Status::cq_error);
+  EXPECT_EQ(qp.telemetry->num_wqe_rcvd, 2u) << "the error CQE was counted twice";
+  EXPECT_EQ(qp.telemetry->num_cq_errors, 1u);
+}
+
 }  // namespace

@@ -141,7 +141,7 @@ TEST(TelemetryHooks, CompletionSideCounters) {
   on_requests_completed(&channel, 2);
   EXPECT_EQ(qp.num_recv_wqe, 3u);
   EXPECT_EQ(qp.rx_bytes, 512u);
-  EXPECT_EQ(qp.num_wqe_rcvd, 3u);
+  EXPECT_EQ(qp.num_wqe_rcvd, 2u) << "on_cq_error counts the error, not the CQE a second time";
   EXPECT_EQ(qp.num_wqe_completed, 0u);
   EXPECT_EQ(qp.cq_poll_count, 2u);
   EXPECT_EQ(qp.num_cq_errors, 1u);
