@@ -29,7 +29,7 @@ void print_usage(std::FILE* out) {
   }
   std::fprintf(out,
                "\ncommon flags: --provider softnic, --runs N, --iterations N, --warmup N, --output "
-               "FILE.json\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
+               "FILE.json; dissect <command> --help lists a command's flags\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
                "--gid-index N; docs/hardware.md)\nEvery number measured on the softnic is a "
                "software model, not a ConnectX.\n");
 }
@@ -72,7 +72,15 @@ int main(int argc, char** argv) {
     if (experiment == nullptr) {
       throw dissect::InvalidArgument("unknown command '" + command + "' (try: dissect list)");
     }
-    return run_experiment(*experiment, argc - 1, argv + 1);
+    try {
+      return run_experiment(*experiment, argc - 1, argv + 1);
+    } catch (const dissect::bench::HelpRequested& help) {
+      std::printf("dissect %s: %s\n\n%s", experiment->name, experiment->summary, help.what());
+      return 0;
+    }
+  } catch (const dissect::bench::HelpRequested& help) {
+    std::printf("%s", help.what());
+    return 0;
   } catch (const dissect::InvalidArgument& e) {
     std::fprintf(stderr, "dissect %s: %s\n", command.c_str(), e.what());
     return 2;
