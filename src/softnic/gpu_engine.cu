@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dissect/common/atomic.h"
+#include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/execute.h"
 #include "dissect/telemetry/gpu_slot.h"
@@ -113,18 +114,6 @@ __global__ void resource_probe_kernel(uint32_t index, uint32_t* out) {
 std::string cuda_message(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
-
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    cudaGetDevice(&previous_);
-    if (previous_ != device) cudaSetDevice(device);
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
 
 }  // namespace
 
