@@ -5,6 +5,7 @@
 
 #include "dissect/bench/experiment.h"
 #include "dissect/common/error.h"
+#include "dissect/common/output_file.h"
 #include "report_command.h"
 
 #if DISSECT_HAVE_DOCTOR
@@ -37,8 +38,16 @@ void print_usage(std::FILE* out) {
 int run_experiment(const dissect::bench::Experiment& experiment, int argc, char** argv) {
   dissect::bench::Arguments arguments(argc, argv);
   const std::string output = arguments.text("output", "");
+  // Before the run, which may measure for minutes: a path that cannot be written loses them all.
+  if (!output.empty() && !arguments.help_requested()) {
+    const std::string problem = dissect::output_path_problem(output);
+    if (!problem.empty()) {
+      throw dissect::InvalidArgument("--output '" + output + "' cannot be written: " + problem);
+    }
+  }
   dissect::bench::Report report;
   const int status = experiment.run(arguments, report);
+  dissect::bench::note_oversubscription(report);
   if (!report.served().empty()) {
     std::printf("%s\n", report.served().c_str());
     return status;

@@ -1,9 +1,10 @@
 #include "dissect/bench/results.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include "dissect/common/error.h"
+#include "dissect/common/output_file.h"
+#include "dissect/common/wait.h"
 #include "dissect/telemetry/json.h"
 
 namespace dissect::bench {
@@ -95,15 +96,31 @@ std::string Report::to_json(const std::string& command_line) const {
   for (const Result& r : results_) results.push_back(result_object(r));
   Json json = {{"schema", "dissect.results/1"}, {"command", command_line},
                {"results", std::move(results)}};
+  // Only when something failed, so that a clean run's file stays what it was.
+  if (!failures_.empty()) {
+    Json failed = Json::array();
+    for (const auto& [experiment, error] : failures_) failed.push_back({{"experiment", experiment}, {"error", error}});
+    json["failed"] = std::move(failed);
+  }
   // The extra newline keeps the file byte for byte what the hand-written writer produced.
   return telemetry::dump_document(json) + "\n";
 }
 
 void Report::write_json(const std::string& path, const std::string& command_line) const {
-  std::ofstream file(path);
-  if (!file) throw Error("cannot write results to '" + path + "'");
-  file << to_json(command_line);
-  if (!file) throw Error("short write of results to '" + path + "'");
+  // As telemetry writes its file: never through a symbolic link, never a half-written file.
+  const WriteOutcome outcome = write_path_no_follow(path, to_json(command_line));
+  if (!outcome.written) throw Error("cannot write results to '" + path + "': " + outcome.reason);
+}
+
+void note_oversubscription(Report& report) {
+  const SpinCensus& census = spin_census();
+  if (!census.oversubscribed.load()) return;
+  const std::string note = std::to_string(census.peak.load()) + " threads spun at once on " +
+                           std::to_string(usable_cores()) +
+                           " usable cores; waits yielded on every spin";
+  std::printf("note: oversubscribed: %s\n", note.c_str());
+  for (Result& r : report.results()) r.environment.emplace_back("oversubscribed", note);
+  restart_spin_census();
 }
 
 }  // namespace dissect::bench

@@ -38,6 +38,14 @@ inline SpinCensus& spin_census() {
   return census;
 }
 
+// Starts a new period of observation (one experiment): the peak restarts from the spinners of now.
+inline void restart_spin_census() {
+  SpinCensus& census = spin_census();
+  const uint32_t now = census.spinning.load(std::memory_order_relaxed);
+  census.peak.store(now, std::memory_order_relaxed);
+  census.oversubscribed.store(false, std::memory_order_relaxed);
+}
+
 // The CPUs this process may run on (its affinity mask, which taskset and cgroups narrow).
 inline uint32_t usable_cores() {
   static const uint32_t cores = [] {

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "dissect/telemetry/json.h"
-#include "dissect/telemetry/output_file.h"
+#include "dissect/common/output_file.h"
 #include "test_support.h"
 
 namespace dissect::telemetry {
