@@ -35,6 +35,11 @@ if(NOT DISSECT_WITH_MLX5 STREQUAL "OFF")
   dissect_resolve_option(DISSECT_WITH_MLX5 DISSECT_HAVE_MLX5)
 endif()
 
+# Libraries in place of hand-written parts (Debian: nlohmann-json3-dev, libcli11-dev; installed by
+# scripts/bootstrap.sh): JSON for telemetry, results and the tests; CLI11 for the suite's flags.
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 2.1 REQUIRED)
+
 # MPI
 set(DISSECT_HAVE_MPI OFF)
 if(NOT DISSECT_WITH_MPI STREQUAL "OFF")

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs every dependency of dissect on a fresh Debian/Ubuntu machine: the build tools, GoogleTest,
-# Google Benchmark, rdma-core's headers (the mlx5/ibverbs providers and the WQE byte oracle) and
-# matplotlib for the report's plots. CUDA is optional and detected by CMake.
+# Google Benchmark, nlohmann-json and CLI11 (the JSON files and the suite's flags), rdma-core's
+# headers (the mlx5/ibverbs providers and the WQE byte oracle) and matplotlib for the report's
+# plots. CUDA is optional and detected by CMake.
 set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-packages="cmake make g++ python3 python3-pip libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev rdma-core"
+packages="cmake make g++ python3 python3-pip libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev rdma-core nlohmann-json3-dev libcli11-dev"
 missing=""
 for p in $packages; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -5,6 +5,7 @@
 
 #include "dissect/bench/experiment.h"
 #include "dissect/common/error.h"
+#include "dissect/common/output_file.h"
 #include "report_command.h"
 
 #if DISSECT_HAVE_DOCTOR
@@ -29,7 +30,7 @@ void print_usage(std::FILE* out) {
   }
   std::fprintf(out,
                "\ncommon flags: --provider softnic, --runs N, --iterations N, --warmup N, --output "
-               "FILE.json\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
+               "FILE.json; dissect <command> --help lists a command's flags\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
                "--gid-index N; docs/hardware.md)\nEvery number measured on the softnic is a "
                "software model, not a ConnectX.\n");
 }
@@ -37,8 +38,16 @@ void print_usage(std::FILE* out) {
 int run_experiment(const dissect::bench::Experiment& experiment, int argc, char** argv) {
   dissect::bench::Arguments arguments(argc, argv);
   const std::string output = arguments.text("output", "");
+  // Before the run, which may measure for minutes: a path that cannot be written loses them all.
+  if (!output.empty() && !arguments.help_requested()) {
+    const std::string problem = dissect::output_path_problem(output);
+    if (!problem.empty()) {
+      throw dissect::InvalidArgument("--output '" + output + "' cannot be written: " + problem);
+    }
+  }
   dissect::bench::Report report;
   const int status = experiment.run(arguments, report);
+  dissect::bench::note_oversubscription(report);
   if (!report.served().empty()) {
     std::printf("%s\n", report.served().c_str());
     return status;
@@ -72,7 +81,15 @@ int main(int argc, char** argv) {
     if (experiment == nullptr) {
       throw dissect::InvalidArgument("unknown command '" + command + "' (try: dissect list)");
     }
-    return run_experiment(*experiment, argc - 1, argv + 1);
+    try {
+      return run_experiment(*experiment, argc - 1, argv + 1);
+    } catch (const dissect::bench::HelpRequested& help) {
+      std::printf("dissect %s: %s\n\n%s", experiment->name, experiment->summary, help.what());
+      return 0;
+    }
+  } catch (const dissect::bench::HelpRequested& help) {
+    std::printf("%s", help.what());
+    return 0;
   } catch (const dissect::InvalidArgument& e) {
     std::fprintf(stderr, "dissect %s: %s\n", command.c_str(), e.what());
     return 2;

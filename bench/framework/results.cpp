@@ -1,10 +1,11 @@
 #include "dissect/bench/results.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include "dissect/common/error.h"
-#include "dissect/telemetry/json_writer.h"
+#include "dissect/common/output_file.h"
+#include "dissect/common/wait.h"
+#include "dissect/telemetry/json.h"
 
 namespace dissect::bench {
 namespace {
@@ -15,25 +16,34 @@ double percentile(const std::vector<double>& sorted, double fraction) {
   return sorted[std::min(index, sorted.size() - 1)];
 }
 
-void write_pairs(telemetry::JsonWriter& json, const char* name,
-                 const std::vector<std::pair<std::string, std::string>>& pairs) {
-  json.key(name).begin_object();
-  for (const auto& [key, value] : pairs) json.field(key, std::string_view(value));
-  json.end_object();
+using telemetry::Json;
+using telemetry::number;
+
+Json pairs_object(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  Json json = Json::object();
+  for (const auto& [key, value] : pairs) json[key] = value;
+  return json;
 }
 
-void write_metric(telemetry::JsonWriter& json, const Metric& metric) {
-  json.begin_object();
-  json.field("name", std::string_view(metric.name)).field("unit", std::string_view(metric.unit));
-  json.field("p50", metric.p50()).field("spread", metric.spread());
-  json.key("runs").begin_array();
+Json metric_object(const Metric& metric) {
+  Json runs = Json::array();
   for (const Summary& run : metric.runs) {
-    json.begin_object();
-    json.field("p10", run.p10).field("p50", run.p50).field("p90", run.p90).field("p99", run.p99);
-    json.field("samples", run.samples);
-    json.end_object();
+    runs.push_back({{"p10", number(run.p10)}, {"p50", number(run.p50)}, {"p90", number(run.p90)},
+                    {"p99", number(run.p99)}, {"samples", run.samples}});
   }
-  json.end_array().end_object();
+  return {{"name", metric.name}, {"unit", metric.unit}, {"p50", number(metric.p50())},
+          {"spread", number(metric.spread())}, {"runs", std::move(runs)}};
+}
+
+Json result_object(const Result& r) {
+  Json metrics = Json::array();
+  for (const Metric& m : r.metrics) metrics.push_back(metric_object(m));
+  return {{"experiment", r.experiment},   {"label", r.label},
+          {"provider", r.provider},       {"nic_model", r.nic_model},
+          {"engine", r.engine},           {"placement", r.placement},
+          {"submitter", r.submitter},     {"pe_layout", r.pe_layout},
+          {"knobs", pairs_object(r.knobs)}, {"environment", pairs_object(r.environment)},
+          {"metrics", std::move(metrics)}, {"payload_validated", r.payload_validated}};
 }
 
 }  // namespace
@@ -82,38 +92,35 @@ void Report::print_table(std::FILE* out) const {
 }
 
 std::string Report::to_json(const std::string& command_line) const {
-  telemetry::JsonWriter json;
-  json.begin_object();
-  json.field("schema", "dissect.results/1");
-  json.field("command", std::string_view(command_line));
-  json.key("results").begin_array();
-  for (const Result& r : results_) {
-    json.begin_object();
-    json.field("experiment", std::string_view(r.experiment));
-    json.field("label", std::string_view(r.label));
-    json.field("provider", std::string_view(r.provider));
-    json.field("nic_model", std::string_view(r.nic_model));
-    json.field("engine", std::string_view(r.engine));
-    json.field("placement", std::string_view(r.placement));
-    json.field("submitter", std::string_view(r.submitter));
-    json.field("pe_layout", std::string_view(r.pe_layout));
-    write_pairs(json, "knobs", r.knobs);
-    write_pairs(json, "environment", r.environment);
-    json.key("metrics").begin_array();
-    for (const Metric& m : r.metrics) write_metric(json, m);
-    json.end_array();
-    json.field("payload_validated", r.payload_validated);
-    json.end_object();
+  Json results = Json::array();
+  for (const Result& r : results_) results.push_back(result_object(r));
+  Json json = {{"schema", "dissect.results/1"}, {"command", command_line},
+               {"results", std::move(results)}};
+  // Only when something failed, so that a clean run's file stays what it was.
+  if (!failures_.empty()) {
+    Json failed = Json::array();
+    for (const auto& [experiment, error] : failures_) failed.push_back({{"experiment", experiment}, {"error", error}});
+    json["failed"] = std::move(failed);
   }
-  json.end_array().end_object();
-  return json.text() + "\n";
+  // The extra newline keeps the file byte for byte what the hand-written writer produced.
+  return telemetry::dump_document(json) + "\n";
 }
 
 void Report::write_json(const std::string& path, const std::string& command_line) const {
-  std::ofstream file(path);
-  if (!file) throw Error("cannot write results to '" + path + "'");
-  file << to_json(command_line);
-  if (!file) throw Error("short write of results to '" + path + "'");
+  // As telemetry writes its file: never through a symbolic link, never a half-written file.
+  const WriteOutcome outcome = write_path_no_follow(path, to_json(command_line));
+  if (!outcome.written) throw Error("cannot write results to '" + path + "': " + outcome.reason);
+}
+
+void note_oversubscription(Report& report) {
+  const SpinCensus& census = spin_census();
+  if (!census.oversubscribed.load()) return;
+  const std::string note = std::to_string(census.peak.load()) + " threads spun at once on " +
+                           std::to_string(usable_cores()) +
+                           " usable cores; waits yielded on every spin";
+  std::printf("note: oversubscribed: %s\n", note.c_str());
+  for (Result& r : report.results()) r.environment.emplace_back("oversubscribed", note);
+  restart_spin_census();
 }
 
 }  // namespace dissect::bench

@@ -6,12 +6,6 @@
 
 namespace dissect::bench::gpu {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    throw std::runtime_error(std::string("gpu experiments: ") + what + ": " + cudaGetErrorString(e));
-  }
-}
-
 PePair::~PePair() {
   // Stop first: cudaFree may synchronise the device, which never returns behind an engine.
   for (auto& n : nics) n->stop();
@@ -58,15 +52,15 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
     open_pe(p, pair->nics[two ? i : 0].get(), attributes, pair->buffer_bytes);
     p.device = p.nic->device();
     cudaSetDevice(p.device);
-    check(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking), "stream");
+    check_cuda(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking), "stream");
   }
   connect_pes(pair->pe[0], pair->pe[1]);
   cudaSetDevice(pair->pe[0].device);
   const size_t n = std::max<uint32_t>(iterations, 1);
-  check(cudaMalloc(&pair->samples.a, n * sizeof(unsigned long long)), "samples");
-  check(cudaMalloc(&pair->samples.b, n * sizeof(unsigned long long)), "samples");
-  check(cudaMalloc(&pair->samples.timer, sizeof(Timer)), "timer");
-  check(cudaMalloc(&pair->samples.status, 64), "status");
+  check_cuda(cudaMalloc(&pair->samples.a, n * sizeof(unsigned long long)), "samples");
+  check_cuda(cudaMalloc(&pair->samples.b, n * sizeof(unsigned long long)), "samples");
+  check_cuda(cudaMalloc(&pair->samples.timer, sizeof(Timer)), "timer");
+  check_cuda(cudaMalloc(&pair->samples.status, 64), "status");
   for (auto& n : pair->nics) n->start();
   return pair;
 }
@@ -77,20 +71,20 @@ HostSamples read_samples(const PePair& pair, uint32_t n) {
   h.b.resize(n);
   cudaStream_t s = pair.pe[0].stream;
   cudaSetDevice(pair.pe[0].device);
-  check(cudaMemcpyAsync(h.a.data(), pair.samples.a, n * 8, cudaMemcpyDeviceToHost, s), "read a");
-  check(cudaMemcpyAsync(h.b.data(), pair.samples.b, n * 8, cudaMemcpyDeviceToHost, s), "read b");
-  check(cudaMemcpyAsync(&h.timer, pair.samples.timer, sizeof(Timer), cudaMemcpyDeviceToHost, s), "timer");
-  check(cudaMemcpyAsync(&h.status, pair.samples.status, 4, cudaMemcpyDeviceToHost, s), "status");
-  check(cudaStreamSynchronize(s), "read samples");
+  check_cuda(cudaMemcpyAsync(h.a.data(), pair.samples.a, n * 8, cudaMemcpyDeviceToHost, s), "read a");
+  check_cuda(cudaMemcpyAsync(h.b.data(), pair.samples.b, n * 8, cudaMemcpyDeviceToHost, s), "read b");
+  check_cuda(cudaMemcpyAsync(&h.timer, pair.samples.timer, sizeof(Timer), cudaMemcpyDeviceToHost, s), "timer");
+  check_cuda(cudaMemcpyAsync(&h.status, pair.samples.status, 4, cudaMemcpyDeviceToHost, s), "status");
+  check_cuda(cudaStreamSynchronize(s), "read samples");
   return h;
 }
 
 void reset_status(const PePair& pair) {
   cudaSetDevice(pair.pe[0].device);
   static const uint32_t unset = 0xffffffffu;  // a copy, not a memset kernel, beside the engine
-  check(cudaMemcpyAsync(pair.samples.status, &unset, 4, cudaMemcpyHostToDevice, pair.pe[0].stream),
+  check_cuda(cudaMemcpyAsync(pair.samples.status, &unset, 4, cudaMemcpyHostToDevice, pair.pe[0].stream),
         "reset status");
-  check(cudaStreamSynchronize(pair.pe[0].stream), "reset status");
+  check_cuda(cudaStreamSynchronize(pair.pe[0].stream), "reset status");
 }
 
 namespace {
@@ -117,7 +111,7 @@ __global__ void globaltimer_step_kernel() {
 double measure_globaltimer_step_now(int device) {
   cudaSetDevice(device);
   cudaStream_t s;
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "step stream");
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "step stream");
   globaltimer_step_kernel<<<1, 1, 0, s>>>();
   cudaError_t e = cudaGetLastError();
   unsigned long long h = 0;
@@ -127,7 +121,7 @@ double measure_globaltimer_step_now(int device) {
   }
   if (e == cudaSuccess) e = cudaStreamSynchronize(s);
   cudaStreamDestroy(s);
-  check(e, "globaltimer step kernel");
+  check_cuda(e, "globaltimer step kernel");
   return static_cast<double>(h);
 }
 
@@ -184,8 +178,8 @@ void add_run(GpuMetric& metric, const std::vector<double>& ns) {
 
 bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream) {
   std::vector<uint8_t> h(size_t{SLOTS} * SLOT);
-  check(cudaMemcpyAsync(h.data(), dst, h.size(), cudaMemcpyDefault, stream), "read payload");
-  check(cudaStreamSynchronize(stream), "read payload");
+  check_cuda(cudaMemcpyAsync(h.data(), dst, h.size(), cudaMemcpyDefault, stream), "read payload");
+  check_cuda(cudaStreamSynchronize(stream), "read payload");
   for (uint32_t slot = 0; slot < SLOTS && slot < total_ops; ++slot) {
     // The last op that wrote this slot.
     const uint32_t last = slot + ((total_ops - 1 - slot) / SLOTS) * SLOTS;

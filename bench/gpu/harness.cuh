@@ -15,6 +15,7 @@
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/bench/gpu_pe.h"
 #include "dissect/common/clock.h"
+#include "dissect/common/cuda.h"
 #include "dissect/gda/gda.h"
 #include "dissect/nic/nic.h"
 #include "dissect/softnic/gpu_engine.h"
@@ -40,8 +41,6 @@ struct SampleBuffers {
   Timer* timer = nullptr;
   uint32_t* status = nullptr;
 };
-
-void check(cudaError_t e, const char* what);
 
 // Two PEs and their softnic(s), as the GPU tests build them.
 struct PePair {
@@ -227,7 +226,7 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
     put_latency_kernel<Policy, P, C><<<1, 1, 0, a.stream>>>(
         a.qp->handle(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length, config.warmup,
         config.iterations, pair.samples);
-    check(cudaGetLastError(), "launch put_latency_kernel");
+    check_cuda(cudaGetLastError(), "launch put_latency_kernel");
     wait(a.stream, pair, "put latency kernel");
     const HostSamples samples = read_samples(pair, config.iterations);
     const uint32_t status = samples.status;

@@ -47,14 +47,14 @@ GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char*
     cudaSetDevice(a.device);
     floor_kernel<F><<<1, 1, 0, a.stream>>>(ring, doorbell, config.warmup, config.iterations,
                                            pair.samples);
-    check(cudaGetLastError(), "launch floor kernel");
+    check_cuda(cudaGetLastError(), "launch floor kernel");
     wait(a.stream, pair, "floor kernel");
     const HostSamples s = read_samples(pair, config.iterations);
     t.record(s.timer);
     add_run(floor, to_ns(s.a.data(), config.iterations, s.timer));
     uint64_t db = 0;
-    check(cudaMemcpyAsync(&db, doorbell, 8, cudaMemcpyDefault, a.stream), "doorbell");
-    check(cudaStreamSynchronize(a.stream), "doorbell");
+    check_cuda(cudaMemcpyAsync(&db, doorbell, 8, cudaMemcpyDefault, a.stream), "doorbell");
+    check_cuda(cudaStreamSynchronize(a.stream), "doorbell");
     t.valid = t.valid && db == ((uint64_t{config.warmup + config.iterations - 1} << 32) | 0x100);
   });
   r.metrics = {floor};

@@ -189,12 +189,12 @@ struct Run {
   ProxySamples samples;
   cudaStream_t stream = nullptr;
   explicit Run(uint32_t n) {
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "proxy-latency stream");
-    check(cudaMalloc(&samples.issue, size_t{n} * 8), "issue samples");
-    check(cudaMalloc(&samples.total, size_t{n} * 8), "total samples");
-    check(cudaMalloc(&samples.timer, sizeof(Timer)), "timer");
-    check(cudaMalloc(&samples.status, 64), "status");
-    check(cudaMemsetAsync(samples.status, 0, 64, stream), "reset status");
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "proxy-latency stream");
+    check_cuda(cudaMalloc(&samples.issue, size_t{n} * 8), "issue samples");
+    check_cuda(cudaMalloc(&samples.total, size_t{n} * 8), "total samples");
+    check_cuda(cudaMalloc(&samples.timer, sizeof(Timer)), "timer");
+    check_cuda(cudaMalloc(&samples.status, 64), "status");
+    check_cuda(cudaMemsetAsync(samples.status, 0, 64, stream), "reset status");
   }
   ~Run() {
     cudaFree(samples.issue);
@@ -221,15 +221,15 @@ RunSamples collect(const Run& run, uint32_t n, const char* what) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  check(q, what);
+  check_cuda(q, what);
   RunSamples s;
   s.issue.resize(n);
   s.total.resize(n);
-  check(cudaMemcpyAsync(s.issue.data(), run.samples.issue, size_t{n} * 8, cudaMemcpyDeviceToHost, run.stream), what);
-  check(cudaMemcpyAsync(s.total.data(), run.samples.total, size_t{n} * 8, cudaMemcpyDeviceToHost, run.stream), what);
-  check(cudaMemcpyAsync(&s.timer, run.samples.timer, sizeof(Timer), cudaMemcpyDeviceToHost, run.stream), what);
-  check(cudaMemcpyAsync(&s.status, run.samples.status, 4, cudaMemcpyDeviceToHost, run.stream), what);
-  check(cudaStreamSynchronize(run.stream), what);
+  check_cuda(cudaMemcpyAsync(s.issue.data(), run.samples.issue, size_t{n} * 8, cudaMemcpyDeviceToHost, run.stream), what);
+  check_cuda(cudaMemcpyAsync(s.total.data(), run.samples.total, size_t{n} * 8, cudaMemcpyDeviceToHost, run.stream), what);
+  check_cuda(cudaMemcpyAsync(&s.timer, run.samples.timer, sizeof(Timer), cudaMemcpyDeviceToHost, run.stream), what);
+  check_cuda(cudaMemcpyAsync(&s.status, run.samples.status, 4, cudaMemcpyDeviceToHost, run.stream), what);
+  check_cuda(cudaStreamSynchronize(run.stream), what);
   return s;
 }
 
@@ -276,7 +276,7 @@ void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_
   {
     Run r(n);
     proxy_put_kernel<M><<<1, 1, 0, r.stream>>>(rig.proxy->ring(0), a, b, config.warmup, n, r.samples);
-    check(cudaGetLastError(), "launch proxy_put_kernel");
+    check_cuda(cudaGetLastError(), "launch proxy_put_kernel");
     const RunSamples s = collect(r, n, "proxy_put_kernel");
     if (accept(s, run, "put", acc)) {
       add_run(acc->issue, to_ns(s.issue.data(), n, s.timer));
@@ -287,7 +287,7 @@ void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_
     Run r(n);
     proxy_round_trip_kernel<M><<<2, 1, 0, r.stream>>>(rig.proxy->ring(0), rig.proxy->ring(1), a, b,
                                                             config.warmup, n, r.samples);
-    check(cudaGetLastError(), "launch proxy_round_trip_kernel");
+    check_cuda(cudaGetLastError(), "launch proxy_round_trip_kernel");
     const RunSamples s = collect(r, n, "proxy_round_trip_kernel");
     if (accept(s, run, "round trip", acc)) add_run(acc->trip, to_ns(s.total.data(), n, s.timer));
   }
@@ -328,7 +328,7 @@ GpuExperimentResult measure_store16(const GpuExperimentConfig& config, const cha
     auto* slots = reinterpret_cast<proxy::Descriptor*>(target.device);
     auto* payload = reinterpret_cast<uint64_t*>(target.device + 4 * sizeof(proxy::Descriptor));
     store16_kernel<K><<<1, 1, 0, k.stream>>>(slots, payload, config.warmup, n, k.samples);
-    check(cudaGetLastError(), "launch store16_kernel");
+    check_cuda(cudaGetLastError(), "launch store16_kernel");
     const RunSamples s = collect(k, n, "store16_kernel");
     const auto* last = reinterpret_cast<const proxy::Descriptor*>(target.host) + ((config.warmup + n - 1) & 3);
     acc.valid = acc.valid && last->word0 == (uint64_t{config.warmup + n - 1} | proxy::PHASE_BIT);

@@ -74,11 +74,11 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
     cudaSetDevice(b.device);
     round_trip_kernel<Policy, Inline><<<1, 1, 0, b.stream>>>(1, b.qp->handle(), b.src, b.src_mr.lkey,
         flag_b, flag_a, a.dst_mr.rkey, config.warmup, config.iterations, pair.samples);
-    check(cudaGetLastError(), "launch round trip (PE 1)");
+    check_cuda(cudaGetLastError(), "launch round trip (PE 1)");
     cudaSetDevice(a.device);
     round_trip_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(0, a.qp->handle(), a.src, a.src_mr.lkey,
         flag_a, flag_b, b.dst_mr.rkey, config.warmup, config.iterations, pair.samples);
-    check(cudaGetLastError(), "launch round trip (PE 0)");
+    check_cuda(cudaGetLastError(), "launch round trip (PE 0)");
     wait(a.stream, pair, "round trip PE 0");
     wait(b.stream, pair, "round trip PE 1");
     const HostSamples s = read_samples(pair, config.iterations);
@@ -90,9 +90,9 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
     add_run(rtt, to_ns(s.a.data(), config.iterations, s.timer));
     // Payload: both flags hold the last value.
     uint64_t fa = 0, fb = 0;
-    check(cudaMemcpyAsync(&fa, flag_a, 8, cudaMemcpyDefault, a.stream), "flag");
-    check(cudaMemcpyAsync(&fb, flag_b, 8, cudaMemcpyDefault, a.stream), "flag");
-    check(cudaStreamSynchronize(a.stream), "flag");
+    check_cuda(cudaMemcpyAsync(&fa, flag_a, 8, cudaMemcpyDefault, a.stream), "flag");
+    check_cuda(cudaMemcpyAsync(&fb, flag_b, 8, cudaMemcpyDefault, a.stream), "flag");
+    check_cuda(cudaStreamSynchronize(a.stream), "flag");
     const uint64_t last = config.warmup + config.iterations;
     t.valid = t.valid && fa == last && fb == last;
   });

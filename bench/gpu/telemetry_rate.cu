@@ -127,16 +127,16 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
       if (v.block != nullptr) {
         telemetry::QpCounters fresh;
         telemetry::initialise_counters(fresh, plain.qpn, telemetry::HistogramShape{5, 30000, v.n});
-        check(cudaMemcpyAsync(v.block, &fresh, sizeof fresh, cudaMemcpyHostToDevice, a.stream), "block");
+        check_cuda(cudaMemcpyAsync(v.block, &fresh, sizeof fresh, cudaMemcpyHostToDevice, a.stream), "block");
         nic::attach_telemetry(qp, v.block, reinterpret_cast<uint64_t*>(v.block + 1), fresh.sample_mask);
       }
       telemetry_rate_kernel<Policy><<<1, 1, 0, a.stream>>>(qp, a.src, a.src_mr.lkey, b.dst,
                                                              b.dst_mr.rkey, warmup, messages, out);
-      check(cudaGetLastError(), "launch telemetry_rate_kernel");
+      check_cuda(cudaGetLastError(), "launch telemetry_rate_kernel");
       wait(a.stream, *pair, "telemetry rate kernel", 60);
       RateOut h{};
-      check(cudaMemcpyAsync(&h, out, sizeof h, cudaMemcpyDeviceToHost, a.stream), "result");
-      check(cudaStreamSynchronize(a.stream), "result");
+      check_cuda(cudaMemcpyAsync(&h, out, sizeof h, cudaMemcpyDeviceToHost, a.stream), "result");
+      check_cuda(cudaStreamSynchronize(a.stream), "result");
       if (h.status != 0) {
         v.problems += "run " + std::to_string(run) + ": device status " + std::to_string(h.status) + "; ";
         continue;
@@ -147,8 +147,8 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
       add_value(v.issue, mhz > 0 ? double(h.issue_cycles) * 1e3 / mhz / double(messages) : 0);
       if (v.block != nullptr) {
         telemetry::QpCounters c;
-        check(cudaMemcpyAsync(&c, v.block, sizeof c, cudaMemcpyDeviceToHost, a.stream), "counters");
-        check(cudaStreamSynchronize(a.stream), "counters");
+        check_cuda(cudaMemcpyAsync(&c, v.block, sizeof c, cudaMemcpyDeviceToHost, a.stream), "counters");
+        check_cuda(cudaStreamSynchronize(a.stream), "counters");
         v.problems += check_block(c, warmup + messages);
       }
     }

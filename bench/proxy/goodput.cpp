@@ -16,6 +16,7 @@
 // that depends on the path, the size, the run and the producer, and its destination region is
 // cleared; after the size, each destination must equal its source.
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstring>
 #include <sstream>
@@ -204,11 +205,17 @@ std::vector<uint64_t> parse_sizes(const std::string& text) {
   std::string item;
   while (std::getline(in, item, ',')) {
     char* end = nullptr;
+    errno = 0;
     uint64_t v = std::strtoull(item.c_str(), &end, 10);
+    const bool saturated = errno == ERANGE;  // strtoull caps an overflow at 2^64 - 1
     std::string unit = end ? end : "";
-    if (unit == "K" || unit == "k" || unit == "KiB") v *= 1024, unit.clear();
-    else if (unit == "M" || unit == "m" || unit == "MiB") v *= kMiB, unit.clear();
-    if (item.empty() || !unit.empty() || v == 0 || v > 64 * kMiB) {
+    uint64_t scale = 1;
+    if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024, unit.clear();
+    else if (unit == "M" || unit == "m" || unit == "MiB") scale = kMiB, unit.clear();
+    // Checked before scaling: 2^54 K would wrap around to a small size.
+    const bool too_large = saturated || v > 64 * kMiB / scale;
+    v *= too_large ? 1 : scale;
+    if (item.empty() || item[0] == '-' || !unit.empty() || v == 0 || too_large) {
       throw InvalidArgument("--sizes: '" + item + "' is not a size in 1..64M bytes (in '" + text + "')");
     }
     out.push_back(v);
@@ -234,7 +241,11 @@ int run_goodput(const Arguments& arguments, Report& report) {
   o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64));
   o.gda_threads = static_cast<uint32_t>(arguments.integer("gda-threads", o.workers, 1, 64));
   o.window = static_cast<uint32_t>(arguments.integer("window", 256, 1, 1024));
-  o.window = std::max(o.window, o.batch);
+  if (o.window < o.batch) {
+    // It was raised to the batch silently: a run must measure the window it was given.
+    throw InvalidArgument("--window = " + std::to_string(o.window) + " is smaller than --batch = " +
+                          std::to_string(o.batch) + ": a window holds at least one batch");
+  }
   o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
   o.handoff = proxy::handoff_from_string(arguments.text("handoff", "tuned").c_str());
   o.bytes = arguments.integer("bytes", quick ? 256 * kMiB : 1024 * kMiB, 1, 1ull << 40);

@@ -43,13 +43,11 @@ bool issue_and_complete(ProxyBenchRig& rig, const ProxyLatencyOptions& o, std::v
 }
 
 uint64_t wait_word(uint64_t* word, uint64_t value) {
-  const uint64_t began = now_ns();
-  gda::Backoff backoff;
+  BoundedWait wait;
   while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
-    if (now_ns() - began > DEFAULT_WAIT_TIMEOUT_NS) {
+    if (wait.expired()) {
       throw Error("proxy-latency: timed out waiting for the landing word to become " + std::to_string(value));
     }
-    backoff.pause();
   }
   return now_ns();
 }

@@ -72,14 +72,12 @@ struct LoadRun {
 };
 
 uint64_t wait_word(const uint64_t* word, uint64_t value, const std::atomic<bool>* abort) {
-  const uint64_t began = now_ns();
-  gda::Backoff backoff;
+  BoundedWait wait(kProbeWaitNs);
   while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) {
     if (abort != nullptr && abort->load(std::memory_order_relaxed)) return 0;
-    if (now_ns() - began > kProbeWaitNs) {
+    if (wait.expired()) {
       throw Error("proxy-load: timed out waiting for the probe word to become " + std::to_string(value));
     }
-    backoff.pause();
   }
   return now_ns();
 }

@@ -1,3 +1,16 @@
+// The PCIe walker stays hand-written rather than built on hwloc (libhwloc-dev), for these reasons
+// (checked with hwloc 2.9, Debian bookworm):
+// - the tests and DISSECT_NIC selection pass the sysfs root as an argument (FakeSysfs trees, one per
+//   test); hwloc takes another root only through the process-wide HWLOC_FSROOT environment
+//   variable, read at topology load (it does find a fake tree's PCI devices and mlx5 OS devices that
+//   way, after logging that it found no CPU topology), so tests would serialize on setenv;
+// - hwloc reads the same files (class/infiniband/<nic>/device, bus/pci/devices/*/vendor and class,
+//   numa_node) and adds nothing to the three questions asked here: which GPUs and NICs, which
+//   ancestors they share, which NUMA node;
+// - bootstrap and the mlx5 provider would link libhwloc and libudev and load the whole machine's
+//   topology (CPUs, caches, every I/O device) at each rank's start for one lookup.
+// If the doctor ever needs what hwloc knows and sysfs does not say plainly (NVLink/NVSwitch
+// links, the PCIe link speed along the path, cpusets for pinning), that is the point to switch.
 #include "dissect/doctor/pci_topology.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "dissect/common/error.h"
-#include "dissect/gda/sharing.h"
+#include "dissect/common/atomic.h"
 #include "dissect/proxy/consumer.h"
 
 namespace dissect::proxy {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "dissect/common/atomic.h"
+#include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/telemetry/gpu_slot.h"
 #include "engine/gpu_kernel.h"
@@ -46,18 +47,6 @@ void status_store(T* p, T v) {
 std::string cuda_message(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
-
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    cudaGetDevice(&previous_);
-    if (previous_ != device) cudaSetDevice(device);
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
 
 }  // namespace
 

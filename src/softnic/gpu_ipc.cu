@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/execute.h"
 #include "dissect/softnic/gpu_engine.h"
@@ -19,17 +20,6 @@ namespace {
 // SoftNic's at 0), process-wide so an alias never names two imports.
 std::atomic<uint32_t> next_alias{0x80000001u};
 
-class OnDevice {
- public:
-  explicit OnDevice(int device) {
-    cudaGetDevice(&previous_);
-    if (previous_ != device) cudaSetDevice(device);
-  }
-  ~OnDevice() { cudaSetDevice(previous_); }
-
- private:
-  int previous_ = 0;
-};
 
 std::string describe(const IpcExport& peer) {
   return "softnic " + std::to_string(peer.nic_id) + " of process " + std::to_string(peer.pid) +
@@ -47,7 +37,7 @@ void GpuSoftNic::open_ipc_arena() {
                           " needs the GPU engine (the host-thread engine's tables are host "
                           "memory, which CUDA IPC does not export)");
   }
-  OnDevice guard(options_.device);
+  DeviceGuard guard(options_.device);
   void* base = nullptr;
   check_cuda(cudaMalloc(&base, options_.ipc_arena_bytes), "IPC arena (cudaMalloc)");
   cudaIpcMemHandle_t handle{};
@@ -115,7 +105,7 @@ uint32_t GpuSoftNic::import_peer(const IpcExport& peer) {
   // Opening maps memory and may enable peer access: never behind our running engine.
   const bool was_running = running();
   if (was_running) stop();
-  OnDevice guard(options_.device);
+  DeviceGuard guard(options_.device);
   cudaIpcMemHandle_t handle{};
   std::memcpy(&handle, peer.handle, sizeof handle);
   void* mapped = nullptr;
@@ -156,7 +146,7 @@ void GpuSoftNic::close_imports() {
   if (imports_.empty()) return;
   stop();
   imports_closed_ = true;  // QPs connected through the imports now point at unmapped memory
-  OnDevice guard(options_.device);
+  DeviceGuard guard(options_.device);
   std::string failures;
   for (const Import& i : imports_) {
     const cudaError_t e = cudaIpcCloseMemHandle(i.mapped);

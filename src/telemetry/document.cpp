@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "dissect/telemetry/json_writer.h"
+#include "dissect/telemetry/json.h"
 
 namespace dissect::telemetry {
 namespace {
@@ -62,145 +62,126 @@ Totals device_totals(const DeviceSnapshot& device) {
   return totals;
 }
 
-void extreme(JsonWriter& json, const char* name, uint64_t value, bool any) {
-  json.key(name);
-  if (any) json.value(value); else json.null();
-}
+// null until a value was recorded (the page writes no sentinel).
+Json extreme(uint64_t value, bool any) { return any ? Json(value) : Json(nullptr); }
 
-void write_doorbell_stats(JsonWriter& json, uint64_t doorbells, uint64_t wqes, uint64_t min,
-                          uint64_t max) {
-  json.field("num_doorbells", doorbells);
-  json.key("wqes_per_doorbell").begin_object();
-  json.field("total", wqes);
-  extreme(json, "min", min, doorbells > 0);
-  extreme(json, "max", max, doorbells > 0);
-  json.end_object();
+Json doorbell_stats(uint64_t doorbells, uint64_t wqes, uint64_t min, uint64_t max) {
+  return Json{{"total", wqes}, {"min", extreme(min, doorbells > 0)}, {"max", extreme(max, doorbells > 0)}};
 }
 
 // Counters shared by the channel and the QP objects, in the page's order.
-void write_wqe_counters(JsonWriter& json, const Config& config, uint64_t sent, uint64_t recv,
-                        uint64_t rcvd, uint64_t completed, uint64_t sampled_count) {
-  json.field("num_wqe_sent", sent);
-  json.field("num_recv_wqe", recv);
-  json.field("num_wqe_rcvd", rcvd);
-  json.field("num_wqe_completed", completed);
+void add_wqe_counters(Json& json, const Config& config, uint64_t sent, uint64_t recv, uint64_t rcvd,
+                      uint64_t completed, uint64_t sampled_count) {
+  json["num_wqe_sent"] = sent;
+  json["num_recv_wqe"] = recv;
+  json["num_wqe_rcvd"] = rcvd;
+  json["num_wqe_completed"] = completed;
   // Only when N > 1: at N = 1 it would repeat num_wqe_completed, and the file stays byte for
   // byte what it is without sampling (the page's rule).
-  if (config.latency_sample > 1) json.field("num_wqe_sampled", sampled_count);
+  if (config.latency_sample > 1) json["num_wqe_sampled"] = sampled_count;
 }
 
-void write_histogram(JsonWriter& json, const QpCounters& qp) {
-  json.key("wqe_completion_histogram").begin_array();
+Json histogram(const QpCounters& qp) {
+  Json buckets = Json::array();
   for (uint32_t b = 0; b < qp.histogram_buckets; ++b) {
-    json.begin_object();
-    json.field("latency_ns", uint64_t{b + 1} * qp.histogram_interval_ns);  // upper edge
-    json.field("num_wqe", qp.wqe_completion_histogram[b]);
-    json.end_object();
+    buckets.push_back({{"latency_ns", uint64_t{b + 1} * qp.histogram_interval_ns},  // upper edge
+                       {"num_wqe", qp.wqe_completion_histogram[b]}});
   }
-  json.end_array();
+  return buckets;
 }
 
-void write_qp(JsonWriter& json, const Config& config, const QpCounters& qp) {
-  json.begin_object();
-  json.field("id", qp.qp_number);
-  write_wqe_counters(json, config, qp.num_wqe_sent, qp.num_recv_wqe, qp.num_wqe_rcvd,
-                     qp.num_wqe_completed, sampled(qp));
-  json.field("num_write_wqe", qp.num_write_wqe);
-  json.field("num_write_imm_wqe", qp.num_write_imm_wqe);
-  json.field("num_wqebb", qp.num_wqebb);
-  json.field("tx_bytes", qp.tx_bytes);
-  json.field("rx_bytes", qp.rx_bytes);
-  json.field("num_cq_errors", qp.num_cq_errors);
-  json.field("cq_poll_count", qp.cq_poll_count);
-  write_doorbell_stats(json, qp.num_doorbells, qp.doorbell_wqes, qp.doorbell_wqes_min,
-                       qp.doorbell_wqes_max);
-  bool any_sample = qp.wqe_completion_ns_min != kNoneYet;
-  extreme(json, "wqe_completion_ns_min", qp.wqe_completion_ns_min, any_sample);
-  extreme(json, "wqe_completion_ns_max", qp.wqe_completion_ns_max, any_sample);
-  write_histogram(json, qp);
-  json.end_object();
+Json qp_object(const Config& config, const QpCounters& qp) {
+  Json json = {{"id", qp.qp_number}};
+  add_wqe_counters(json, config, qp.num_wqe_sent, qp.num_recv_wqe, qp.num_wqe_rcvd,
+                   qp.num_wqe_completed, sampled(qp));
+  json["num_write_wqe"] = qp.num_write_wqe;
+  json["num_write_imm_wqe"] = qp.num_write_imm_wqe;
+  json["num_wqebb"] = qp.num_wqebb;
+  json["tx_bytes"] = qp.tx_bytes;
+  json["rx_bytes"] = qp.rx_bytes;
+  json["num_cq_errors"] = qp.num_cq_errors;
+  json["cq_poll_count"] = qp.cq_poll_count;
+  json["num_doorbells"] = qp.num_doorbells;
+  json["wqes_per_doorbell"] = doorbell_stats(qp.num_doorbells, qp.doorbell_wqes,
+                                             qp.doorbell_wqes_min, qp.doorbell_wqes_max);
+  const bool any_sample = qp.wqe_completion_ns_min != kNoneYet;
+  json["wqe_completion_ns_min"] = extreme(qp.wqe_completion_ns_min, any_sample);
+  json["wqe_completion_ns_max"] = extreme(qp.wqe_completion_ns_max, any_sample);
+  json["wqe_completion_histogram"] = histogram(qp);
+  return json;
 }
 
-void write_channel(JsonWriter& json, const Config& config, const ChannelSnapshot& channel) {
-  Totals totals = channel_totals(channel);
-  json.begin_object();
-  json.field("id", channel.id);
-  write_wqe_counters(json, config, totals.num_wqe_sent, totals.num_recv_wqe, totals.num_wqe_rcvd,
-                     totals.num_wqe_completed, totals.num_wqe_sampled);
-  json.field("num_write_wqe", totals.num_write_wqe);
-  json.field("num_write_imm_wqe", totals.num_write_imm_wqe);
-  json.field("num_req_completed", channel.counters.num_req_completed);
-  write_doorbell_stats(json, totals.num_doorbells, totals.doorbell_wqes, totals.doorbell_wqes_min,
-                       totals.doorbell_wqes_max);
-  json.field("num_qps", static_cast<uint64_t>(channel.queue_pairs.size()));
-  json.field("num_qp_untracked", channel.num_qp_untracked);
-  json.key("queue_pairs").begin_array();
-  for (const auto& qp : channel.queue_pairs) write_qp(json, config, qp);
-  json.end_array();
-  json.end_object();
+Json channel_object(const Config& config, const ChannelSnapshot& channel) {
+  const Totals totals = channel_totals(channel);
+  Json json = {{"id", channel.id}};
+  add_wqe_counters(json, config, totals.num_wqe_sent, totals.num_recv_wqe, totals.num_wqe_rcvd,
+                   totals.num_wqe_completed, totals.num_wqe_sampled);
+  json["num_write_wqe"] = totals.num_write_wqe;
+  json["num_write_imm_wqe"] = totals.num_write_imm_wqe;
+  json["num_req_completed"] = channel.counters.num_req_completed;
+  json["num_doorbells"] = totals.num_doorbells;
+  json["wqes_per_doorbell"] = doorbell_stats(totals.num_doorbells, totals.doorbell_wqes,
+                                             totals.doorbell_wqes_min, totals.doorbell_wqes_max);
+  json["num_qps"] = static_cast<uint64_t>(channel.queue_pairs.size());
+  json["num_qp_untracked"] = channel.num_qp_untracked;
+  json["queue_pairs"] = Json::array();
+  for (const auto& qp : channel.queue_pairs) json["queue_pairs"].push_back(qp_object(config, qp));
+  return json;
 }
 
-void write_size_stats(JsonWriter& json, const Totals& totals) {
-  json.key("wqe_size_stats").begin_array();
+Json size_stats(const Totals& totals) {
+  Json buckets = Json::array();
   for (uint32_t b = 0; b < kWqeSizeBuckets; ++b) {
     if (totals.wqe_size_histogram[b] == 0) continue;  // only non-empty buckets (the page)
-    json.begin_object();
-    json.field("max_wqe_size", uint64_t{1} << b);
-    json.field("num_wqe", totals.wqe_size_histogram[b]);
-    json.end_object();
+    buckets.push_back({{"max_wqe_size", uint64_t{1} << b}, {"num_wqe", totals.wqe_size_histogram[b]}});
   }
-  json.end_array();
+  return buckets;
 }
 
-void write_counter_values(JsonWriter& json, const HwCounterValues& values) {
-  json.begin_object();
-  for (const auto& counter : values) json.field(counter.name, counter.value);
-  json.end_object();
+Json counter_values(const HwCounterValues& values) {
+  Json json = Json::object();
+  for (const auto& counter : values) json[counter.name] = counter.value;
+  return json;
 }
 
-void write_device(JsonWriter& json, const Config& config, const DeviceSnapshot& device,
-                  const HwCounterValues& hardware) {
-  Totals totals = device_totals(device);
+Json device_object(const Config& config, const DeviceSnapshot& device,
+                   const HwCounterValues& hardware) {
+  const Totals totals = device_totals(device);
   uint64_t active = 0;
   for (const auto& channel : device.channels) active += channel_totals(channel).carried_traffic();
-  json.begin_object();
-  json.field("device_id", device.device_id);
-  json.field("roce_device", device.info.roce_device);
-  json.field("eth_device", device.info.eth_device);
-  json.field("hw_type", device.info.hw_type);
-  json.field("port", device.info.port);
-  json.field("tx_bytes", totals.tx_bytes);
-  json.field("rx_bytes", totals.rx_bytes);
-  json.field("num_cq_errors", totals.num_cq_errors);
-  json.field("cq_poll_count", totals.cq_poll_count);
-  json.field("num_channels", static_cast<uint64_t>(device.channels.size()));
-  json.field("active_channels", active);
-  json.field("num_qp_untracked", device.num_qp_untracked);
-  json.field("num_wqebb", totals.num_wqebb);
-  write_doorbell_stats(json, totals.num_doorbells, totals.doorbell_wqes, totals.doorbell_wqes_min,
-                       totals.doorbell_wqes_max);
-  write_size_stats(json, totals);
-  json.key("channels").begin_array();
-  for (const auto& channel : device.channels) write_channel(json, config, channel);
-  json.end_array();
-  json.key("hw_counters");
-  write_counter_values(json, hardware);
-  json.end_object();
+  Json json = {{"device_id", device.device_id},
+               {"roce_device", device.info.roce_device},
+               {"eth_device", device.info.eth_device},
+               {"hw_type", device.info.hw_type},
+               {"port", device.info.port},
+               {"tx_bytes", totals.tx_bytes},
+               {"rx_bytes", totals.rx_bytes},
+               {"num_cq_errors", totals.num_cq_errors},
+               {"cq_poll_count", totals.cq_poll_count},
+               {"num_channels", static_cast<uint64_t>(device.channels.size())},
+               {"active_channels", active},
+               {"num_qp_untracked", device.num_qp_untracked},
+               {"num_wqebb", totals.num_wqebb},
+               {"num_doorbells", totals.num_doorbells}};
+  json["wqes_per_doorbell"] = doorbell_stats(totals.num_doorbells, totals.doorbell_wqes,
+                                             totals.doorbell_wqes_min, totals.doorbell_wqes_max);
+  json["wqe_size_stats"] = size_stats(totals);
+  json["channels"] = Json::array();
+  for (const auto& channel : device.channels) json["channels"].push_back(channel_object(config, channel));
+  json["hw_counters"] = counter_values(hardware);
+  return json;
 }
 
-void write_samples(JsonWriter& json, const std::vector<HwSample>& samples) {
-  json.key("hw_samples").begin_array();
+Json samples_array(const std::vector<HwSample>& samples) {
+  Json array = Json::array();
   for (const auto& sample : samples) {
-    json.begin_object();
-    json.field("time_ns", sample.time_ns);
-    json.field("device_id", sample.device_id);
-    json.field("tx_bytes", sample.tx_bytes);
-    json.field("rx_bytes", sample.rx_bytes);
-    json.key("counters");
-    write_counter_values(json, sample.counters);
-    json.end_object();
+    array.push_back({{"time_ns", sample.time_ns},
+                     {"device_id", sample.device_id},
+                     {"tx_bytes", sample.tx_bytes},
+                     {"rx_bytes", sample.rx_bytes},
+                     {"counters", counter_values(sample.counters)}});
   }
-  json.end_array();
+  return array;
 }
 
 }  // namespace
@@ -212,31 +193,28 @@ std::string build_document(const Config& config, const DocumentHeader& header,
                            const std::vector<DeviceSnapshot>& devices,
                            const std::vector<HwCounterValues>& hardware,
                            const std::vector<HwSample>& samples) {
-  JsonWriter json;
-  json.begin_object();
-  json.field("version", kSchemaVersion);
-  json.field("host_name", header.host_name);
-  json.field("process_name", header.process_name);
-  json.field("process_id", static_cast<int64_t>(header.process_id));
-  json.field("user_id", header.user_id);
-  json.field("start_time", header.start_time);
-  json.field("end_time", header.end_time);
-  json.field("transport", config.transport);
-  if (config.latency_sample > 1) json.field("latency_sample_interval", config.latency_sample);
-  json.field("histogram_buckets", config.histogram_buckets);
-  json.field("histogram_interval_ns", config.histogram_interval_ns);
-  json.field("num_devices_untracked", header.num_devices_refused);
-  json.field("num_qp_untracked_without_device", header.num_qp_untracked_without_device);
-  json.key("devices").begin_array();
+  Json json = {{"version", kSchemaVersion},
+               {"host_name", header.host_name},
+               {"process_name", header.process_name},
+               {"process_id", static_cast<int64_t>(header.process_id)},
+               {"user_id", header.user_id},
+               {"start_time", header.start_time},
+               {"end_time", header.end_time},
+               {"transport", config.transport}};
+  if (config.latency_sample > 1) json["latency_sample_interval"] = config.latency_sample;
+  json["histogram_buckets"] = config.histogram_buckets;
+  json["histogram_interval_ns"] = config.histogram_interval_ns;
+  json["num_devices_untracked"] = header.num_devices_refused;
+  json["num_qp_untracked_without_device"] = header.num_qp_untracked_without_device;
+  json["devices"] = Json::array();
   for (size_t d = 0; d < devices.size(); ++d) {
     // A rank registers every NIC it can open but drives one or two; unused ones are left out.
     if (!devices[d].used) continue;
-    write_device(json, config, devices[d], d < hardware.size() ? hardware[d] : HwCounterValues{});
+    json["devices"].push_back(
+        device_object(config, devices[d], d < hardware.size() ? hardware[d] : HwCounterValues{}));
   }
-  json.end_array();
-  if (config.sample_ms > 0) write_samples(json, samples);
-  json.end_object();
-  return json.text();
+  if (config.sample_ms > 0) json["hw_samples"] = samples_array(samples);
+  return dump_document(json);
 }
 
 }  // namespace dissect::telemetry

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "dissect/common/cuda.h"
 #include "dissect/telemetry/session.h"
 #include "report.h"
 
@@ -26,24 +27,20 @@ int device_for(Session& session, const std::string& name) {
   return id;
 }
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
 // One synchronous copy on a private non-blocking stream: it neither waits for nor is waited on by
 // the engine kernel, which never finishes.
 void copy_on_private_stream(int cuda_device, void* to, const void* from, size_t bytes,
                             cudaMemcpyKind kind) {
   int previous = 0;
-  check(cudaGetDevice(&previous), "cudaGetDevice");
-  check(cudaSetDevice(cuda_device), "cudaSetDevice");
+  check_cuda(cudaGetDevice(&previous), "cudaGetDevice");
+  check_cuda(cudaSetDevice(cuda_device), "cudaSetDevice");
   cudaStream_t stream = nullptr;
   cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if (status == cudaSuccess) status = cudaMemcpyAsync(to, from, bytes, kind, stream);
   if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
   if (stream != nullptr) cudaStreamDestroy(stream);
   cudaSetDevice(previous);
-  check(status, "copy");
+  check_cuda(status, "copy");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "document.h"
-#include "dissect/telemetry/output_file.h"
+#include "dissect/common/output_file.h"
 #include "report.h"
 
 namespace dissect::telemetry {

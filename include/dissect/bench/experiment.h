@@ -9,7 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,17 @@
 
 namespace dissect::bench {
 
-// Flags of one subcommand: `--name value` or `--name=value`. Every getter validates and throws
-// InvalidArgument with the flag and the value; unknown flags are reported by check_all_used().
+// Flags of one subcommand, parsed by CLI11: `--name value` or `--name=value`, each at most once.
+// An experiment declares a flag by reading it (the getters), then calls check_all_used() before
+// it measures anything: that refuses flags nobody read, and with --help throws HelpRequested with
+// the list of every flag read so far (its default and allowed values). Every getter validates and
+// throws InvalidArgument naming the flag and the value; integers are decimal only.
 class Arguments {
  public:
   Arguments(int argc, char** argv);  // argv[0] is the subcommand
+  explicit Arguments(const std::vector<std::string>& words);  // words[0] is the subcommand
+  Arguments(Arguments&&) noexcept;
+  ~Arguments();
   std::string text(const std::string& name, const std::string& fallback) const;
   uint64_t integer(const std::string& name, uint64_t fallback, uint64_t min, uint64_t max) const;
   uint64_t power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const;
@@ -29,14 +36,21 @@ class Arguments {
   // The softnic is the provider every experiment supports; a subcommand lists the others it
   // drives (latency and rate: mlx5). A NIC provider it does not drive is refused by name.
   std::string provider(const std::vector<std::string>& supported) const;
-  void check_all_used() const;  // throws naming the first flag nobody read
+  void check_all_used() const;  // throws naming the first flag nobody read, or HelpRequested
+  bool help_requested() const;
   const std::string& command_line() const { return command_line_; }
   std::string subcommand() const;  // "latency" for `dissect latency --provider mlx5`
 
  private:
-  std::map<std::string, std::string> values_;
-  mutable std::map<std::string, bool> used_;
+  class Parser;
+  std::unique_ptr<Parser> parser_;
   std::string command_line_;
+};
+
+// Thrown by check_all_used() under --help: what() is the subcommand's flag list.
+class HelpRequested : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct Experiment {

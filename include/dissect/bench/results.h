@@ -50,6 +50,12 @@ class Report {
  public:
   void add(Result result) { results_.push_back(std::move(result)); }
   const std::vector<Result>& results() const { return results_; }
+  std::vector<Result>& results() { return results_; }
+  // An experiment of `dissect report` that threw: recorded with its error, the others still run.
+  void add_failure(std::string experiment, std::string error) {
+    failures_.emplace_back(std::move(experiment), std::move(error));
+  }
+  const std::vector<std::pair<std::string, std::string>>& failures() const { return failures_; }
   void print_table(std::FILE* out) const;  // one line per result and metric
   std::string to_json(const std::string& command_line) const;
   void write_json(const std::string& path, const std::string& command_line) const;
@@ -60,7 +66,13 @@ class Report {
 
  private:
   std::vector<Result> results_;
+  std::vector<std::pair<std::string, std::string>> failures_;
   std::string served_;
 };
+
+// When more host threads spun at once than the process has usable cores (common/wait.h's census),
+// every result says so in its environment ("oversubscribed") and a note is printed: its waits
+// yielded on every spin, and its numbers include the time slices other spinners took.
+void note_oversubscription(Report& report);
 
 }  // namespace dissect::bench

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "dissect/mlx5/endian.h"
+#include "dissect/common/device.h"
 
 #if defined(__CUDACC__)
 #include <cuda/atomic>

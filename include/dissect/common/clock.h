@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "dissect/mlx5/endian.h"
+#include "dissect/common/device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <time.h>

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "dissect/mlx5/endian.h"
+#include "dissect/common/device.h"
 
 namespace dissect {
 

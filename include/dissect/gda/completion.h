@@ -13,7 +13,6 @@
 #include <cstdint>
 
 #include "dissect/common/atomic.h"
-#include "dissect/common/clock.h"
 #include "dissect/gda/doorbell.h"
 #include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
@@ -89,8 +88,7 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index,
                                          uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
-  uint64_t began = 0;
-  Backoff backoff;
+  BoundedWait wait(timeout_ns);
   for (;;) {
     // Error first: an error CQE also advances cons_idx, and the WQEs it retired did not execute.
     if (counter_load<S>(&qp.state->error) != 0) return Status::cq_error;
@@ -101,13 +99,10 @@ DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index
         if (ring<Ordering, S>(qp) != Status::ok) return Status::timeout;
       }
     }
-    const uint64_t now = now_ns();
-    if (began == 0) began = now;
-    if (now - began > timeout_ns) {
+    if (wait.expired()) {
       return report_timeout("completion", qp.qpn, index, counter_load<S>(&qp.state->cons_idx),
-                            now - began);
+                            wait.waited_ns());
     }
-    backoff.pause();
   }
 }
 

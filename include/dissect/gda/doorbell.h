@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "dissect/common/atomic.h"
-#include "dissect/common/clock.h"
 #include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
 #include "dissect/gda/telemetry_hooks.h"
@@ -23,15 +22,9 @@ DISSECT_HD inline void store_doorbell_pair(const nic::QpHandle& qp, uint64_t end
 
 template <Sharing S>
 DISSECT_HD inline Status acquire_post_lock(const nic::QpHandle& qp) {
-  uint64_t began = 0;
-  Backoff backoff;
+  BoundedWait wait;
   while (!compare_exchange<Scope::gpu>(&qp.state->post_lock, 0u, 1u)) {
-    const uint64_t now = now_ns();
-    if (began == 0) began = now;
-    if (now - began > DEFAULT_WAIT_TIMEOUT_NS) {
-      return report_timeout("the post lock", qp.qpn, 0, 0, now - began);
-    }
-    backoff.pause();
+    if (wait.expired()) return report_timeout("the post lock", qp.qpn, 0, 0, wait.waited_ns());
   }
   return Status::ok;
 }

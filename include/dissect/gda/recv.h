@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "dissect/common/atomic.h"
-#include "dissect/common/clock.h"
 #include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
 #include "dissect/mlx5/cqe.h"
@@ -53,14 +52,12 @@ DISSECT_HD inline bool poll_receive(const nic::RecvQueueHandle& rq, ImmediateCom
 template <Scope S = Scope::system>
 DISSECT_HD inline Status wait_receive(const nic::RecvQueueHandle& rq, ImmediateCompletion* out,
                                       uint32_t qpn, uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
-  const uint64_t began = now_ns();
-  Backoff backoff;
+  BoundedWait wait(timeout_ns);
   while (!poll_receive<S>(rq, out)) {
-    const uint64_t waited = now_ns() - began;
-    if (waited > timeout_ns) {
-      return report_timeout("a receive completion", qpn, *rq.recv_cq_ci, *rq.recv_cq_ci, waited);
+    if (wait.expired()) {
+      return report_timeout("a receive completion", qpn, *rq.recv_cq_ci, *rq.recv_cq_ci,
+                            wait.waited_ns());
     }
-    backoff.pause();
   }
   return Status::ok;
 }

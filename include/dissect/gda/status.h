@@ -1,25 +1,15 @@
-// Results of the gda data path, and the one place a bounded wait reports that it gave up.
+// The gda data path's results (common/status.h), and how a bounded gda wait reports giving up.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 
+#include "dissect/common/status.h"
 #include "dissect/common/timeout.h"
-#include "dissect/mlx5/endian.h"
 
 namespace dissect::gda {
 
-enum class Status : uint32_t {
-  ok = 0,
-  timeout,   // a bounded wait expired; report_timeout() has printed what it waited for
-  cq_error,  // an error CQE retired this QP's WQEs; SendQueueState::error holds the syndrome
-  invalid_request,  // refused before anything was reserved (e.g. put_value of more than 8 bytes)
-};
-
-DISSECT_HD constexpr const char* to_string(Status s) {
-  return s == Status::ok ? "ok" : s == Status::timeout ? "timeout" :
-         s == Status::cq_error ? "cq_error" : "invalid_request";
-}
+using dissect::Status;
+using dissect::to_string;
 
 // Prints which QP and which index a wait gave up on (common/timeout.h), then traps on the device.
 DISSECT_HD inline Status report_timeout(const char* what, uint32_t qpn, uint64_t wanted,

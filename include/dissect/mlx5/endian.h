@@ -8,13 +8,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DISSECT_HD __host__ __device__
-#define DISSECT_DEVICE __device__
-#else
-#define DISSECT_HD
-#define DISSECT_DEVICE
-#endif
+#include "dissect/common/device.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "dissect assumes a little-endian host and device (x86-64, aarch64, NVIDIA GPUs)"

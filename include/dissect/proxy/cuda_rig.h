@@ -30,21 +30,18 @@
 #include <string>
 #include <vector>
 
+#include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/proxy/proxy.h"
 #include "dissect/softnic/softnic.h"
 
 namespace dissect::proxy::cuda {
 
-inline void check(cudaError_t e, const std::string& what) {
-  if (e != cudaSuccess) throw Error("proxy (cuda): " + what + ": " + cudaGetErrorString(e));
-}
-
 inline Allocator mapped_host_allocator() {
   Allocator a;
   a.allocate = [](size_t bytes) {
     void* p = nullptr;
-    check(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+    check_cuda(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable),
           "cudaHostAlloc of " + std::to_string(bytes) + " bytes");
     std::memset(p, 0, bytes);
     return p;
@@ -52,7 +49,7 @@ inline Allocator mapped_host_allocator() {
   a.release = [](void* p) { cudaFreeHost(p); };
   a.producer_alias = [](void* p) {
     void* d = nullptr;
-    check(cudaHostGetDevicePointer(&d, p, 0), "cudaHostGetDevicePointer");
+    check_cuda(cudaHostGetDevicePointer(&d, p, 0), "cudaHostGetDevicePointer");
     return d;
   };
   return a;
@@ -62,8 +59,8 @@ inline Allocator device_allocator() {
   Allocator a;
   a.allocate = [](size_t bytes) {
     void* p = nullptr;
-    check(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
-    check(cudaMemset(p, 0, bytes), "cudaMemset of the producer state");
+    check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+    check_cuda(cudaMemset(p, 0, bytes), "cudaMemset of the producer state");
     return p;
   };
   a.release = [](void* p) { cudaFree(p); };
@@ -76,15 +73,15 @@ struct ManagedCounters {
   uint64_t* words = nullptr;
   ManagedCounters(uint32_t count, int device) {
     const size_t bytes = size_t{count} * sizeof(uint64_t);
-    check(cudaMallocManaged(&words, bytes), "cudaMallocManaged of " + std::to_string(bytes) + " bytes");
+    check_cuda(cudaMallocManaged(&words, bytes), "cudaMallocManaged of " + std::to_string(bytes) + " bytes");
     std::memset(words, 0, bytes);
     cudaMemLocation gpu{}, host{};
     gpu.type = cudaMemLocationTypeDevice;
     gpu.id = device;
     host.type = cudaMemLocationTypeHost;
-    check(cudaMemAdvise(words, bytes, cudaMemAdviseSetPreferredLocation, gpu),
+    check_cuda(cudaMemAdvise(words, bytes, cudaMemAdviseSetPreferredLocation, gpu),
           "advise preferred location GPU " + std::to_string(device));
-    check(cudaMemAdvise(words, bytes, cudaMemAdviseSetAccessedBy, host), "advise accessed by the CPU");
+    check_cuda(cudaMemAdvise(words, bytes, cudaMemAdviseSetAccessedBy, host), "advise accessed by the CPU");
   }
   ~ManagedCounters() { cudaFree(words); }
   ManagedCounters(const ManagedCounters&) = delete;

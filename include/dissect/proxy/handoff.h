@@ -29,8 +29,8 @@
 #include <type_traits>
 
 #include "dissect/common/atomic.h"
-#include "dissect/common/clock.h"
-#include "dissect/gda/sharing.h"
+#include "dissect/common/sharing.h"
+#include "dissect/common/wait.h"
 #include "dissect/proxy/descriptor.h"
 #include "dissect/proxy/ring.h"
 #include "dissect/proxy/status.h"
@@ -38,7 +38,7 @@
 
 namespace dissect::proxy {
 
-using gda::Sharing;
+using dissect::Sharing;
 
 struct baseline {
   static constexpr const char* name = "baseline";
@@ -55,8 +55,7 @@ DISSECT_HD inline Status wait_for_slot(const RingHandle& ring, uint64_t index, u
   if constexpr (std::is_same_v<Handoff, tuned>) {
     if (index < load_relaxed<Scope::gpu>(&ring.producer->tail_cache) + ring.entries) return Status::ok;
   }
-  uint64_t began = 0;
-  gda::Backoff backoff;
+  BoundedWait wait(timeout_ns);
   for (;;) {
     const uint64_t tail = load_acquire<Scope::system>(&ring.consumer->tail);
     if (index < tail + ring.entries) {
@@ -67,13 +66,10 @@ DISSECT_HD inline Status wait_for_slot(const RingHandle& ring, uint64_t index, u
       }
       return Status::ok;
     }
-    const uint64_t now = now_ns();
-    if (began == 0) began = now;
-    if (now - began > timeout_ns) {
+    if (wait.expired()) {
       return report_timeout("room in the ring (the worker's tail)", ring.ring_id, index, tail,
-                            now - began);
+                            wait.waited_ns());
     }
-    backoff.pause();
   }
 }
 
@@ -110,7 +106,7 @@ DISSECT_HD inline void publish_descriptor(const RingHandle& ring, uint64_t index
 template <typename Handoff, Sharing S = Sharing::exclusive>
 DISSECT_HD inline Status enqueue(const RingHandle& ring, const Request& request, uint64_t* index,
                                  uint64_t timeout_ns) {
-  if (!request_fits(request)) return Status::rejected;
+  if (!request_fits(request)) return Status::invalid_request;
   *index = reserve_index<Handoff, S>(ring);
   const Status room = wait_for_slot<Handoff, S>(ring, *index, timeout_ns);
   if (room != Status::ok) {
@@ -134,20 +130,16 @@ DISSECT_HD inline Status enqueue(const RingHandle& ring, const Request& request,
 // Waits (bounded) until every descriptor of this ring up to and including `index` has completed.
 // Returns failed when the worker recorded an error on the ring.
 DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index, uint64_t timeout_ns) {
-  uint64_t began = 0;
-  gda::Backoff backoff;
+  BoundedWait wait(timeout_ns);
   for (;;) {
     const uint64_t completed = load_acquire<Scope::system>(ring.completed);
     if (completed > index) {
       return load_relaxed<Scope::system>(&ring.consumer->error) == 0 ? Status::ok : Status::failed;
     }
-    const uint64_t now = now_ns();
-    if (began == 0) began = now;
-    if (now - began > timeout_ns) {
+    if (wait.expired()) {
       return report_timeout("completion (the ring's completion counter)", ring.ring_id, index,
-                            completed, now - began);
+                            completed, wait.waited_ns());
     }
-    backoff.pause();
   }
 }
 
@@ -224,7 +216,7 @@ DISSECT_HD inline void order_payloads() { fence_sequential<Scope::system>(); }
 // cycles this way, 70 with the refresh check first, 89 with the slot as an index; one posted 16 B
 // store alone: 43).
 DISSECT_HD inline Status enqueue(OwnedRing& owner, const Request& request, uint64_t* index) {
-  if (!request_fits(request)) return Status::rejected;
+  if (!request_fits(request)) return Status::invalid_request;
   if (owner.until_event != 0) {
     detail::store_next(owner, request, index);
     return Status::ok;

@@ -1,27 +1,15 @@
-// Results of the proxy's producer calls, and the one place a bounded proxy wait reports giving up.
+// The proxy producer's results (common/status.h), and how a bounded proxy wait reports giving up.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 
+#include "dissect/common/status.h"
 #include "dissect/common/timeout.h"
-#include "dissect/mlx5/endian.h"
 
 namespace dissect::proxy {
 
-enum class Status : uint32_t {
-  ok = 0,
-  timeout,   // a bounded wait expired; report_timeout() printed the ring and the index
-  rejected,  // the request does not fit a descriptor (field out of range); nothing was enqueued
-  failed,    // the worker recorded an error on this ring (bad descriptor or error CQE)
-};
-
-DISSECT_HD constexpr const char* to_string(Status s) {
-  return s == Status::ok         ? "ok"
-         : s == Status::timeout  ? "timeout"
-         : s == Status::rejected ? "rejected"
-                                 : "failed";
-}
+using dissect::Status;
+using dissect::to_string;
 
 // Prints which ring and which descriptor index a wait gave up on (common/timeout.h), then traps
 // on the device (a kernel whose proxy is gone cannot make progress).

@@ -33,11 +33,8 @@
 #include <type_traits>
 
 #include "dissect/mlx5/endian.h"
+#include "dissect/common/clock.h"
 #include "dissect/mlx5/wqe.h"
-
-#if !defined(__CUDA_ARCH__)
-#include <time.h>
-#endif
 
 namespace dissect::telemetry {
 
@@ -225,19 +222,9 @@ DISSECT_HD inline uint32_t latency_bucket(const QpCounters& qp, uint64_t latency
   return static_cast<uint32_t>(detail::multiply_shift_63(latency_ns, qp.bucket_multiplier));
 }
 
-// The clock latencies are measured with, in ns: CLOCK_MONOTONIC on the host, %globaltimer on the GPU.
-// Never returns kNotSampled.
-DISSECT_HD inline uint64_t clock_ns() {
-#if defined(__CUDA_ARCH__)
-  uint64_t now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  return now | 1;
-#else
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec)) | 1;
-#endif
-}
+// The clock latencies are measured with (common/clock.h's now_ns()), made odd so that a stamp is
+// never kNotSampled (0).
+DISSECT_HD inline uint64_t clock_ns() { return now_ns() | 1; }
 
 // --- hooks: call sites never test the pointer first ---
 

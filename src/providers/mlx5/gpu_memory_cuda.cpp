@@ -6,17 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "dissect/common/cuda.h"
 #include "dissect/providers/mlx5/gpu_memory.h"
 
 namespace dissect::mlx5provider {
 namespace {
-
-void check_cuda(cudaError_t rc, const char* call) {
-  if (rc != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(rc) + " (" +
-                             std::to_string(static_cast<int>(rc)) + ")");
-  }
-}
 
 // Driver-API entry points through the runtime, so nothing links libcuda.so.1: a binary built with
 // CUDA must still start (and skip its GPU work) on a machine with no NVIDIA driver, such as CI.

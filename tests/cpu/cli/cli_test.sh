@@ -25,6 +25,14 @@ expect_error "'12x'" latency --iterations 12x
 expect_error "--bogus" latency --bogus 1
 expect_error "'frobnicate'" frobnicate
 
+# Every experiment lists its flags under --help (CLI11), exits 0 and measures nothing.
+for experiment in $("$dissect" list) report; do
+  help=$(timeout 20 "$dissect" "$experiment" --help 2>&1); status=$?
+  if [ "$status" -ne 0 ] || [[ "$help" != *"--provider"* ]] || [[ "$help" != *"--help"* ]]; then
+    echo "FAIL: dissect $experiment --help -> exit $status: $help"; failures=$((failures + 1))
+  fi
+done
+
 # And good input runs and validates its payload.
 out=$("$dissect" latency --iterations 50 --warmup 5 --runs 1 2>&1) || { echo "FAIL: good run: $out"; failures=$((failures + 1)); }
 if [[ "$out" != *"valid"* ]] || [[ "$out" == *"NOT VALIDATED"* ]]; then

@@ -10,7 +10,7 @@
 #include "dissect/proxy/handoff.h"
 #include "dissect/telemetry/counters.h"
 #include "dissect/telemetry/session.h"
-#include "json_value.h"
+#include "json_schema.h"
 #include "proxy_rig.h"
 
 namespace proxy = dissect::proxy;
@@ -32,8 +32,8 @@ class ProxyTelemetry : public ::testing::Test {
 };
 
 const JsonValue* find_by_id(const JsonValue& array, int64_t id) {
-  for (const JsonValue& v : array.array) {
-    if (v.at("id").integer == id) return &v;
+  for (const JsonValue& v : array) {
+    if (v.at("id").get<int64_t>() == id) return &v;
   }
   return nullptr;
 }
@@ -97,8 +97,8 @@ TEST_F(ProxyTelemetry, EachWorkerCountsExactlyItsTrafficOnItsOwnChannel) {
   ASSERT_NE(session, nullptr);
   const JsonValue document = dissect::telemetry::test::parse_json(session->document());
   const JsonValue* device = nullptr;
-  for (const JsonValue& d : document.at("devices").array) {
-    if (d.at("hw_type").string == "softnic" && d.at("channels").array.size() == kWorkers) device = &d;
+  for (const JsonValue& d : document.at("devices")) {
+    if (d.at("hw_type").get<std::string>() == "softnic" && d.at("channels").size() == kWorkers) device = &d;
   }
   ASSERT_NE(device, nullptr) << "no softnic device with " << kWorkers << " channels";
   for (uint32_t w = 0; w < kWorkers; ++w) {
@@ -107,10 +107,10 @@ TEST_F(ProxyTelemetry, EachWorkerCountsExactlyItsTrafficOnItsOwnChannel) {
     ASSERT_NE(channel, nullptr);
     const JsonValue* qp = find_by_id(channel->at("queue_pairs"), rig.requesters[w]->qpn());
     ASSERT_NE(qp, nullptr) << "worker " << w << "'s QP is not on channel " << w;
-    EXPECT_EQ(qp->at("num_wqe_sent").integer, static_cast<int64_t>(kRequests[w]));
-    EXPECT_EQ(channel->at("num_wqe_sent").integer, static_cast<int64_t>(kRequests[w]))
+    EXPECT_EQ(qp->at("num_wqe_sent").get<int64_t>(), static_cast<int64_t>(kRequests[w]));
+    EXPECT_EQ(channel->at("num_wqe_sent").get<int64_t>(), static_cast<int64_t>(kRequests[w]))
         << "channel totals are the sum of its QPs";
-    EXPECT_EQ(qp->at("tx_bytes").integer, static_cast<int64_t>(kRequests[w] * kLength[w]));
+    EXPECT_EQ(qp->at("tx_bytes").get<int64_t>(), static_cast<int64_t>(kRequests[w] * kLength[w]));
   }
 }
 

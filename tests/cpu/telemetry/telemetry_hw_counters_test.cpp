@@ -128,10 +128,10 @@ TEST(TelemetryHwCounters, FileCarriesHardwareDeltas) {
   ASSERT_TRUE(session.finalize());
   test::JsonValue document = test::parse_json(test::read_text_file(session.output_path()));
   EXPECT_TRUE(test::validate(document, test::load_schema()).empty());
-  const test::JsonValue& hardware = document.at("devices").array.at(0).at("hw_counters");
-  EXPECT_EQ(hardware.object.size(), 2u);
-  EXPECT_EQ(hardware.at("ecn_marked_pkts").integer, 15);
-  EXPECT_EQ(hardware.at("cnp_sent").integer, -1);
+  const test::JsonValue& hardware = document.at("devices").at(0).at("hw_counters");
+  EXPECT_EQ(hardware.size(), 2u);
+  EXPECT_EQ(hardware.at("ecn_marked_pkts").get<int64_t>(), 15);
+  EXPECT_EQ(hardware.at("cnp_sent").get<int64_t>(), -1);
 }
 
 // A softnic-like provider: model counters under the canonical names.
@@ -169,16 +169,16 @@ TEST(TelemetryHwCounters, SamplerStartsStopsAndWritesSamples) {
   test::JsonValue document = test::parse_json(test::read_text_file(session.output_path()));
   std::vector<std::string> errors = test::validate(document, test::load_schema());
   EXPECT_TRUE(errors.empty()) << errors.front();
-  const auto& samples = document.at("hw_samples").array;
+  const auto& samples = document.at("hw_samples");
   ASSERT_EQ(samples.size(), frozen);
   uint64_t previous_time = 0;
   for (const auto& sample : samples) {
-    EXPECT_EQ(sample.at("tx_bytes").integer, 4096);
-    EXPECT_EQ(sample.at("device_id").integer, device);
-    EXPECT_GT(static_cast<uint64_t>(sample.at("time_ns").integer), previous_time);
-    previous_time = static_cast<uint64_t>(sample.at("time_ns").integer);
-    EXPECT_GE(sample.at("counters").at("cnp_sent").integer, 1);
-    EXPECT_EQ(sample.at("counters").at("out_of_buffer").integer, -1);
+    EXPECT_EQ(sample.at("tx_bytes").get<int64_t>(), 4096);
+    EXPECT_EQ(sample.at("device_id").get<int64_t>(), device);
+    EXPECT_GT(static_cast<uint64_t>(sample.at("time_ns").get<int64_t>()), previous_time);
+    previous_time = static_cast<uint64_t>(sample.at("time_ns").get<int64_t>());
+    EXPECT_GE(sample.at("counters").at("cnp_sent").get<int64_t>(), 1);
+    EXPECT_EQ(sample.at("counters").at("out_of_buffer").get<int64_t>(), -1);
   }
 }
 

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "dissect/telemetry/json_writer.h"
-#include "dissect/telemetry/output_file.h"
+#include "dissect/telemetry/json.h"
+#include "dissect/common/output_file.h"
 #include "test_support.h"
 
 namespace dissect::telemetry {
@@ -69,36 +69,36 @@ TEST(TelemetryOutput, DefaultFileValidatesAndHasNoSamplingKeys) {
   EXPECT_EQ(text.find("num_wqe_sampled"), std::string::npos);
   EXPECT_EQ(text.find("hw_samples"), std::string::npos);
 
-  const JsonValue& device = document.at("devices").array.at(0);
-  EXPECT_EQ(device.at("num_channels").integer, 2);
-  EXPECT_EQ(device.at("active_channels").integer, 2);
-  EXPECT_EQ(device.at("num_cq_errors").integer, 1);
-  EXPECT_EQ(device.at("cq_poll_count").integer, 100);
-  EXPECT_EQ(device.at("rx_bytes").integer, 256);
-  EXPECT_EQ(device.at("num_doorbells").integer, 100);
+  const JsonValue& device = document.at("devices").at(0);
+  EXPECT_EQ(device.at("num_channels").get<int64_t>(), 2);
+  EXPECT_EQ(device.at("active_channels").get<int64_t>(), 2);
+  EXPECT_EQ(device.at("num_cq_errors").get<int64_t>(), 1);
+  EXPECT_EQ(device.at("cq_poll_count").get<int64_t>(), 100);
+  EXPECT_EQ(device.at("rx_bytes").get<int64_t>(), 256);
+  EXPECT_EQ(device.at("num_doorbells").get<int64_t>(), 100);
   int64_t tx = 0;
   for (int i = 0; i < 100; ++i) tx += int64_t(64) << (i % 5);
-  EXPECT_EQ(device.at("tx_bytes").integer, tx);
+  EXPECT_EQ(device.at("tx_bytes").get<int64_t>(), tx);
   int64_t size_total = 0;
-  for (const auto& bucket : device.at("wqe_size_stats").array) size_total += bucket.at("num_wqe").integer;
+  for (const auto& bucket : device.at("wqe_size_stats")) size_total += bucket.at("num_wqe").get<int64_t>();
   EXPECT_EQ(size_total, 100);
-  EXPECT_EQ(device.at("wqe_size_stats").array.size(), 5u);  // only non-empty buckets
+  EXPECT_EQ(device.at("wqe_size_stats").size(), 5u);  // only non-empty buckets
 
   // Channel totals are the sums of their QPs; at N = 1 the histogram covers every completion.
   int64_t requests = 0;
-  for (const auto& channel : device.at("channels").array) {
+  for (const auto& channel : device.at("channels")) {
     int64_t sent = 0, completed = 0;
-    for (const auto& qp : channel.at("queue_pairs").array) {
-      sent += qp.at("num_wqe_sent").integer;
-      completed += qp.at("num_wqe_completed").integer;
+    for (const auto& qp : channel.at("queue_pairs")) {
+      sent += qp.at("num_wqe_sent").get<int64_t>();
+      completed += qp.at("num_wqe_completed").get<int64_t>();
       int64_t histogram = 0;
-      for (const auto& bucket : qp.at("wqe_completion_histogram").array) histogram += bucket.at("num_wqe").integer;
-      EXPECT_EQ(histogram, qp.at("num_wqe_completed").integer);
-      EXPECT_EQ(qp.at("wqe_completion_histogram").array.size(), 5u);
+      for (const auto& bucket : qp.at("wqe_completion_histogram")) histogram += bucket.at("num_wqe").get<int64_t>();
+      EXPECT_EQ(histogram, qp.at("num_wqe_completed").get<int64_t>());
+      EXPECT_EQ(qp.at("wqe_completion_histogram").size(), 5u);
     }
-    EXPECT_EQ(channel.at("num_wqe_sent").integer, sent);
-    EXPECT_EQ(channel.at("num_wqe_completed").integer, completed);
-    requests += channel.at("num_req_completed").integer;
+    EXPECT_EQ(channel.at("num_wqe_sent").get<int64_t>(), sent);
+    EXPECT_EQ(channel.at("num_wqe_completed").get<int64_t>(), completed);
+    requests += channel.at("num_req_completed").get<int64_t>();
   }
   EXPECT_EQ(requests, 100);
 }
@@ -112,18 +112,18 @@ TEST(TelemetryOutput, SampledFileCarriesIntervalAndSampledCountsThatSumTheHistog
   JsonValue document = write_and_parse(session);
   std::vector<std::string> errors = test::validate(document, test::load_schema());
   EXPECT_TRUE(errors.empty()) << errors.front();
-  EXPECT_EQ(document.at("latency_sample_interval").integer, 4);
+  EXPECT_EQ(document.at("latency_sample_interval").get<int64_t>(), 4);
   int64_t sampled_total = 0;
-  for (const auto& channel : document.at("devices").array.at(0).at("channels").array) {
+  for (const auto& channel : document.at("devices").at(0).at("channels")) {
     int64_t channel_sampled = 0;
-    for (const auto& qp : channel.at("queue_pairs").array) {
+    for (const auto& qp : channel.at("queue_pairs")) {
       int64_t histogram = 0;
-      for (const auto& bucket : qp.at("wqe_completion_histogram").array) histogram += bucket.at("num_wqe").integer;
-      EXPECT_EQ(histogram, qp.at("num_wqe_sampled").integer);
-      EXPECT_EQ(qp.at("num_wqe_completed").integer, qp.at("num_wqe_sent").integer) << "not scaled by N";
+      for (const auto& bucket : qp.at("wqe_completion_histogram")) histogram += bucket.at("num_wqe").get<int64_t>();
+      EXPECT_EQ(histogram, qp.at("num_wqe_sampled").get<int64_t>());
+      EXPECT_EQ(qp.at("num_wqe_completed").get<int64_t>(), qp.at("num_wqe_sent").get<int64_t>()) << "not scaled by N";
       channel_sampled += histogram;
     }
-    EXPECT_EQ(channel.at("num_wqe_sampled").integer, channel_sampled);
+    EXPECT_EQ(channel.at("num_wqe_sampled").get<int64_t>(), channel_sampled);
     sampled_total += channel_sampled;
   }
   EXPECT_EQ(sampled_total, 9 + 9 + 9);  // 34, 33, 33 posts per QP: ceil(n / 4) each
@@ -147,13 +147,29 @@ TEST(TelemetryOutput, SchemaValidatorRejectsBrokenDocuments) {
 }
 
 TEST(TelemetryOutput, JsonStringsAreEscaped) {
-  EXPECT_EQ(json_quote("a\"b\\c\n\t\x01"), "\"a\\\"b\\\\c\\n\\t\\u0001\"");
-  JsonWriter json;
-  json.begin_object().field("na\"me", "va\nlue").key("list").begin_array().value(int64_t{-1}).null().end_array().end_object();
-  JsonValue parsed = test::parse_json(json.text());
-  EXPECT_EQ(parsed.at("na\"me").string, "va\nlue");
-  EXPECT_EQ(parsed.at("list").array.at(0).integer, -1);
-  EXPECT_EQ(parsed.at("list").array.at(1).kind, JsonValue::Kind::null);
+  const Json json = {{"na\"me", "va\nlue\t\x01"}, {"list", {-1, nullptr}}};
+  const std::string text = dump_document(json);
+  EXPECT_NE(text.find("\"na\\\"me\": \"va\\nlue\\t\\u0001\""), std::string::npos) << text;
+  JsonValue parsed = test::parse_json(text);
+  EXPECT_EQ(parsed.at("na\"me").get<std::string>(), "va\nlue\t\x01");
+  EXPECT_EQ(parsed.at("list").at(0).get<int64_t>(), -1);
+  EXPECT_TRUE(parsed.at("list").at(1).is_null());
+}
+
+// The layout the hand-written writer had, which docs/telemetry.md shows and files diff by.
+TEST(TelemetryOutput, JsonLayoutIsTwoSpacesOneMemberPerLine) {
+  const Json json = {{"a", 1}, {"b", Json::array()}, {"c", {{"d", 0.25}}}};
+  EXPECT_EQ(dump_document(json), "{\n  \"a\": 1,\n  \"b\": [],\n  \"c\": {\n    \"d\": 0.25\n  }\n}\n");
+}
+
+TEST(TelemetryOutput, InvalidUtf8IsReplacedNotThrown) {
+  const Json json = {{"host_name", std::string("bad\xff")}};
+  EXPECT_NE(dump_document(json).find("bad\xef\xbf\xbd"), std::string::npos);
+}
+
+TEST(TelemetryOutput, ParserRefusesDuplicateKeys) {
+  EXPECT_THROW(test::parse_json("{\"a\": {\"b\": 1, \"b\": 2}}"), std::runtime_error);
+  EXPECT_NO_THROW(test::parse_json("{\"a\": {\"b\": 1}, \"c\": {\"b\": 2}}"));
 }
 
 // The "run": some computation whose result must not depend on telemetry.
@@ -245,10 +261,10 @@ TEST(TelemetryOutput, QpUntrackedAppearsInTheFile) {
   EXPECT_EQ(count_lines(err), 1) << err;
   on_post(untracked.counters, PostInfo{64, mlx5::MLX5_OPCODE_RDMA_WRITE, 64});
   JsonValue document = write_and_parse(session);
-  const JsonValue& json_device = document.at("devices").array.at(0);
-  EXPECT_EQ(json_device.at("num_qp_untracked").integer, 1);
-  EXPECT_EQ(json_device.at("channels").array.at(0).at("num_qp_untracked").integer, 1);
-  EXPECT_EQ(json_device.at("tx_bytes").integer, 0);
+  const JsonValue& json_device = document.at("devices").at(0);
+  EXPECT_EQ(json_device.at("num_qp_untracked").get<int64_t>(), 1);
+  EXPECT_EQ(json_device.at("channels").at(0).at("num_qp_untracked").get<int64_t>(), 1);
+  EXPECT_EQ(json_device.at("tx_bytes").get<int64_t>(), 0);
 }
 
 TEST(TelemetryOutput, UnusedDevicesAreLeftOut) {
@@ -258,8 +274,8 @@ TEST(TelemetryOutput, UnusedDevicesAreLeftOut) {
   int used = session.register_device(DeviceInfo{"softnic1", "", "softnic", 1}, nullptr);
   session.track_qp(used, 0, 1);
   JsonValue document = write_and_parse(session);
-  ASSERT_EQ(document.at("devices").array.size(), 1u);
-  EXPECT_EQ(document.at("devices").array[0].at("roce_device").string, "softnic1");
+  ASSERT_EQ(document.at("devices").size(), 1u);
+  EXPECT_EQ(document.at("devices")[0].at("roce_device").get<std::string>(), "softnic1");
 }
 
 }  // namespace

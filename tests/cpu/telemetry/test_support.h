@@ -11,7 +11,7 @@
 
 #include "dissect/telemetry/config.h"
 #include "dissect/telemetry/session.h"
-#include "json_value.h"
+#include "json_schema.h"
 
 namespace dissect::telemetry::test {
 

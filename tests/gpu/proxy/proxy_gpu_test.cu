@@ -136,7 +136,7 @@ bool wait_stream(cudaStream_t s, double seconds) {
 
 struct Stream {
   cudaStream_t s = nullptr;
-  Stream() { pcuda::check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream"); }
+  Stream() { dissect::check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream"); }
   ~Stream() { cudaStreamDestroy(s); }
 };
 
@@ -145,9 +145,9 @@ struct DeviceRings {
   proxy::RingHandle* rings = nullptr;
   DeviceRings(const std::vector<proxy::RingHandle>& handles, cudaStream_t s) {
     const size_t bytes = handles.size() * sizeof(proxy::RingHandle);
-    pcuda::check(cudaMalloc(&rings, bytes), "ring handles");
-    pcuda::check(cudaMemcpyAsync(rings, handles.data(), bytes, cudaMemcpyHostToDevice, s), "copy ring handles");
-    pcuda::check(cudaStreamSynchronize(s), "copy ring handles");
+    dissect::check_cuda(cudaMalloc(&rings, bytes), "ring handles");
+    dissect::check_cuda(cudaMemcpyAsync(rings, handles.data(), bytes, cudaMemcpyHostToDevice, s), "copy ring handles");
+    dissect::check_cuda(cudaStreamSynchronize(s), "copy ring handles");
   }
   ~DeviceRings() { cudaFree(rings); }
 };
@@ -245,7 +245,7 @@ int run(const Shape& shape, proxy::Handoff handoff) {
                   reinterpret_cast<uint32_t*>(status.device)};
   if (!shape.start_stopped) rig.proxy->start();
   produce<Handoff, S><<<shape.ctas, shape.threads, 0, stream.s>>>(plan);
-  pcuda::check(cudaGetLastError(), "launch produce");
+  dissect::check_cuda(cudaGetLastError(), "launch produce");
   if (shape.start_stopped) {
     expect_full_ring_blocks(rig, shape, handoff, stream.s);
     rig.proxy->start();

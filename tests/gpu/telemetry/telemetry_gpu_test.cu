@@ -12,7 +12,7 @@
 #include "dissect/gda/gda.h"
 #include "dissect/telemetry/session.h"
 #include "gpu_test_support.h"
-#include "json_value.h"
+#include "json_schema.h"
 
 namespace dissect::gputest {
 namespace {
@@ -80,11 +80,11 @@ Expected expected_traffic() {
 }
 
 const JsonValue* find_qp(const JsonValue& document, int64_t qpn, const JsonValue** channel_out) {
-  for (const JsonValue& device : document.at("devices").array) {
-    if (device.at("roce_device").string.rfind("softnic-gpu", 0) != 0) continue;
-    for (const JsonValue& channel : device.at("channels").array) {
-      for (const JsonValue& qp : channel.at("queue_pairs").array) {
-        if (qp.at("id").integer == qpn) {
+  for (const JsonValue& device : document.at("devices")) {
+    if (device.at("roce_device").get<std::string>().rfind("softnic-gpu", 0) != 0) continue;
+    for (const JsonValue& channel : device.at("channels")) {
+      for (const JsonValue& qp : channel.at("queue_pairs")) {
+        if (qp.at("id").get<int64_t>() == qpn) {
           *channel_out = &channel;
           return &qp;
         }
@@ -127,7 +127,7 @@ int run() {
   GT_CHECK(q != nullptr, "QP 0x%x is not in %s", pe.qp->qpn(), session->output_path().c_str());
   const Expected e = expected_traffic();
   auto expect = [&](const JsonValue& object, const char* key, uint64_t want) {
-    const int64_t got = object.at(key).integer;
+    const int64_t got = object.at(key).get<int64_t>();
     GT_CHECK(got == static_cast<int64_t>(want), "%s = %lld, expected %llu", key,
              static_cast<long long>(got), static_cast<unsigned long long>(want));
   };
@@ -142,7 +142,7 @@ int run() {
   expect(*q, "num_wqe_rcvd", e.cqes);
   expect(*q, "num_cq_errors", 0);
   uint64_t histogram = 0;
-  for (const JsonValue& bucket : q->at("wqe_completion_histogram").array) histogram += bucket.at("num_wqe").integer;
+  for (const JsonValue& bucket : q->at("wqe_completion_histogram")) histogram += bucket.at("num_wqe").get<int64_t>();
   expect(*q, "num_wqe_sampled", histogram);
   GT_CHECK(histogram == e.sampled, "histogram holds %llu WQEs, the 1-in-%llu rule samples %llu",
            static_cast<unsigned long long>(histogram), static_cast<unsigned long long>(SAMPLE),

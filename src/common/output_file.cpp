@@ -1,4 +1,4 @@
-#include "dissect/telemetry/output_file.h"
+#include "dissect/common/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,8 +7,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
-namespace dissect::telemetry {
+namespace dissect {
 namespace {
 
 class FileDescriptor {
@@ -69,7 +70,30 @@ std::string temporary_name(const std::string& file_name) {
          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
 }
 
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
 }  // namespace
+
+WriteOutcome write_path_no_follow(const std::string& path, const std::string& content) {
+  const auto [directory, file_name] = split_path(path);
+  if (file_name.empty()) return {false, "the path ends in '/': it names no file"};
+  return write_file_no_follow(directory, file_name, content);
+}
+
+std::string output_path_problem(const std::string& path) {
+  const auto [directory, file_name] = split_path(path);
+  if (file_name.empty()) return "the path ends in '/': it names no file";
+  FileDescriptor dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return failure(("cannot open the directory '" + directory + "'").c_str(), errno);
+  if (::faccessat(dir.get(), ".", W_OK, AT_EACCESS) != 0) {
+    return failure(("cannot write into the directory '" + directory + "'").c_str(), errno);
+  }
+  return check_final_path(dir.get(), file_name);
+}
 
 WriteOutcome write_file_no_follow(const std::string& directory, const std::string& file_name,
                                   const std::string& content) {
@@ -100,4 +124,4 @@ WriteOutcome write_file_no_follow(const std::string& directory, const std::strin
   return {ok, reason};
 }
 
-}  // namespace dissect::telemetry
+}  // namespace dissect

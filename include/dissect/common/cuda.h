@@ -1,0 +1,36 @@
+// The one check of a CUDA runtime call and the one scoped switch of the current device. Host code
+// that includes the CUDA runtime headers only.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "dissect/common/error.h"
+
+namespace dissect {
+
+// Throws Error naming the call (`what`: the caller's context and the call) and the CUDA error.
+inline void check_cuda(cudaError_t status, const std::string& what) {
+  if (status != cudaSuccess) {
+    throw Error(what + " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+  }
+}
+
+// Makes `device` current for a scope and restores the previous one. Errors are not thrown: it runs
+// in destructors and on teardown paths, where the calls it guards report their own failures.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    cudaGetDevice(&previous_);
+    if (previous_ != device) cudaSetDevice(device);
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace dissect
