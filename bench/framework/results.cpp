@@ -94,14 +94,13 @@ void Report::print_table(std::FILE* out) const {
 std::string Report::to_json(const std::string& command_line) const {
   Json results = Json::array();
   for (const Result& r : results_) results.push_back(result_object(r));
+  // An experiment that threw is a record of its own among the results (docs/results.schema.json),
+  // so that the report lists it where its section would be.
+  for (const auto& [experiment, error] : failures_) {
+    results.push_back({{"experiment", experiment}, {"failed", true}, {"error", error}});
+  }
   Json json = {{"schema", "dissect.results/1"}, {"command", command_line},
                {"results", std::move(results)}};
-  // Only when something failed, so that a clean run's file stays what it was.
-  if (!failures_.empty()) {
-    Json failed = Json::array();
-    for (const auto& [experiment, error] : failures_) failed.push_back({{"experiment", experiment}, {"error", error}});
-    json["failed"] = std::move(failed);
-  }
   // The extra newline keeps the file byte for byte what the hand-written writer produced.
   return telemetry::dump_document(json) + "\n";
 }

@@ -55,8 +55,10 @@ DISSECT_TEST_THROW_IN=latency "$dissect" report --quick --only latency,proxy-clo
 python3 - <<'PY' || fail "the report's results.json does not record the failure and the other experiment"
 import json
 d = json.load(open("rep/results.json"))
-assert any(f["experiment"] == "latency" and "DISSECT_TEST_THROW_IN" in f["error"] for f in d["failed"]), d
-assert any(r["experiment"] == "proxy-clock" for r in d["results"]), d
+assert any(f["experiment"] == "latency" and f.get("failed") and "DISSECT_TEST_THROW_IN" in f["error"]
+           for f in d["results"]), d
+assert any(r["experiment"] == "proxy-clock" and not r.get("failed") for r in d["results"]), d
 PY
 [ -f rep/report.md ] || fail "the report was not written"
+grep -q "Failed experiments" rep/report.md || fail "report.md does not list the failed experiment"
 exit $failures

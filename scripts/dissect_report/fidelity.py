@@ -1,0 +1,427 @@
+"""The paper's findings, each a rule over results.json and the paper's values.
+
+A rule returns a Verdict: reproduced (our figure agrees within TOLERANCE, or the stated direction
+holds), differs (it does not; the reason names what differs), or not measurable here (the
+experiment is missing or failed, or the number would be the software NIC model's rather than a
+NIC's). `judge` enforces the last part for every rule: a row whose note says the model was the
+bottleneck never yields "reproduced".
+"""
+from . import results as res
+from .tables import fmt, goodput_points, size_text
+
+REPRODUCED, DIFFERS, NOT_MEASURABLE = "reproduced", "differs", "not measurable here"
+TOLERANCE = 1.5  # ours / paper within [1/1.5, 1.5]: the paper's own platforms differ by more
+
+
+class Verdict:
+    def __init__(self, verdict, ours, why, rows=()):
+        self.verdict, self.ours, self.why, self.rows = verdict, ours, why, list(rows)
+
+
+def within(ours, paper, factor=TOLERANCE):
+    return ours is not None and paper and 1 / factor <= ours / paper <= factor
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def unavailable(R, *experiments):
+    """Why none of `experiments` can be judged, or None when one of them has rows."""
+    if any(R.groups.get(e) for e in experiments):
+        return None
+    for e in experiments:
+        error = R.failure(e)
+        if error:
+            return f"experiment `{e}` failed: {error}"
+    return "no " + " / ".join(f"`{e}`" for e in experiments) + " rows in results.json"
+
+
+def not_in_dissect(what):
+    return Verdict(NOT_MEASURABLE, "—", f"dissect has no {what} experiment; results.json carries none")
+
+
+# --- §4.1: one operation ------------------------------------------------------------------
+
+ORDERINGS = ["unordered", "gpu-fence", "gpu-fence-dbrec", "gpu-release", "threadfence", "system-release", "system-fence"]
+GPU_SCOPE, SYSTEM_SCOPE = ORDERINGS[1:5], ORDERINGS[5:]
+
+
+def spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0] * len(v)
+        for rank, i in enumerate(order):
+            r[i] = rank
+        return r
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    return 1 - 6 * sum((a - b) ** 2 for a, b in zip(rx, ry)) / (n * (n * n - 1))
+
+
+def ordering_ranking(R, P):
+    why = unavailable(R, "gpu-ordering")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    rows = {o: R.one("gpu-ordering", o) for o in ORDERINGS}
+    issue = {o: res.p50(r, "issue") for o, r in rows.items()}
+    missing = [o for o, v in issue.items() if v is None]
+    if missing:
+        return Verdict(NOT_MEASURABLE, "—", "rows missing: " + ", ".join(missing))
+    paper = [P.value(f"T4:{o}:issue:P-IB") for o in ORDERINGS]
+    lowest = all(issue["unordered"] < issue[o] for o in ORDERINGS[1:])
+    scoped = max(issue[o] for o in GPU_SCOPE) < min(issue[o] for o in SYSTEM_SCOPE)
+    fence = issue["system-fence"] / issue["gpu-fence"]
+    rho = spearman([issue[o] for o in ORDERINGS], paper)
+    ours = (f"unordered {fmt(issue['unordered'])} µs lowest: {'yes' if lowest else 'no'}; every GPU-scope order "
+            f"below every system-scope one: {'yes' if scoped else 'no'}; system fence / GPU fence = {fence:.2f}× "
+            f"(paper {P.value('S4.1:ordering ratio:P-IB')}×); GPU-scope release / GPU-scope fence = "
+            f"{issue['gpu-release'] / issue['gpu-fence']:.2f}× (paper {paper[3] / paper[1]:.2f}×); Spearman ρ against Table 4 = {rho:.2f}")
+    ok = lowest and scoped and within(fence, P.value("S4.1:ordering ratio:P-IB"))
+    why = ("issue is the GPU thread's own time; the softnic only consumes the doorbell" if ok else
+           "the ranking or the fence ratio departs from Table 4 (see ours)")
+    return Verdict(REPRODUCED if ok else DIFFERS, ours, why, rows.values())
+
+
+def issue_cost(R, P):
+    paper = P.value("T3:mini-gda, inline:issue:P-IB")
+    why = unavailable(R, "gpu-latency")
+    if why:
+        cpu = R.one("latency", "inline 8 B")
+        if cpu:
+            return Verdict(NOT_MEASURABLE, f"{fmt(res.p50(cpu, 'issue'))} µs (host thread)",
+                           "only the host-thread submitter ran; the paper's issue is a GPU thread's", [cpu])
+        return Verdict(NOT_MEASURABLE, "—", why)
+    row = R.one("gpu-latency", "inline")
+    ours = res.p50(row, "issue")
+    clock = res.environment(row).get("sm_clock_mhz", "?")
+    text = f"{fmt(ours)} µs = {ratio(ours, paper):.2f}× the paper's {paper} µs, SM clock {clock} MHz (paper 1,962–1,980)"
+    if within(ours, paper):
+        return Verdict(REPRODUCED, text, "issue is GPU-thread time at the paper's SM clock", [row])
+    note = row["knobs"].get("note", "")
+    return Verdict(DIFFERS, text, "same SM clock, different code path" + (f": {note}" if note else ""), [row])
+
+
+def least_squares_slope(points):
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else None
+
+
+def inline_issue_slope(R, P):
+    why = unavailable(R, "gpu-inline-sweep")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    rows = R.groups["gpu-inline-sweep"]
+    points = [(res.number(r["knobs"].get("payload_bytes")), res.p50(r, "issue")) for r in rows]
+    points = [p for p in points if None not in p]
+    slope = least_squares_slope(points) if len(points) >= 2 else None
+    if slope is None:
+        return Verdict(NOT_MEASURABLE, "—", "fewer than two sizes in the sweep")
+    per16 = slope * 16
+    paper = P.value("F3:inline issue per 16 B:P-IB")
+    text = f"{per16:.3f} µs per 16 B (least squares over {len(points)} sizes) = {per16 / paper:.2f}× the paper's ~{paper} µs"
+    ok = within(per16, paper)
+    return Verdict(REPRODUCED if ok else DIFFERS, text,
+                   "issue is GPU-thread time: the stores of the inline chunks" if ok else
+                   "the per-chunk store cost differs from the paper's by more than the tolerance", rows)
+
+
+def inline_completion(R, P):
+    why = unavailable(R, "gpu-latency")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    inline, pointer = R.one("gpu-latency", "inline"), R.one("gpu-latency", "pointer")
+    saving = ratio(None, None)
+    if inline and pointer:
+        saving = res.p50(pointer, "put+completion") - res.p50(inline, "put+completion")
+    gone = None
+    for r in sorted(R.groups.get("gpu-inline-sweep", []), key=lambda r: res.number(r["knobs"].get("payload_bytes")) or 0):
+        if pointer and res.p50(r, "put+completion") >= res.p50(pointer, "put+completion"):
+            gone = res.number(r["knobs"].get("payload_bytes"))
+            break
+    text = (f"8 B inline saves {fmt(saving)} µs of put+completion (paper {P.value('F3:inline 8 B saving:P-IB')}); "
+            f"the saving is gone by {size_text(gone)} (paper {P.value('F3:inline savings gone:P-IB')} B)")
+    rows = [r for r in (inline, pointer) if r]
+    if rows and all(res.is_softnic(r) for r in rows):
+        return Verdict(NOT_MEASURABLE, text, "put+completion includes the softnic engine's WQE parse and payload "
+                       "read: the saving is the model's, not a ConnectX's", rows)
+    ok = saving is not None and within(saving, P.value("F3:inline 8 B saving:P-IB"))
+    return Verdict(REPRODUCED if ok else DIFFERS, text, "measured on a NIC", rows)
+
+
+def tuned_enqueue(R, P):
+    paper_base = P.value("T3:mini-proxy, baseline:issue:P-IB")
+    paper_tuned = P.value("T3:mini-proxy, tuned:issue:P-IB")
+    if unavailable(R, "gpu-proxy-latency"):
+        cpu_base, cpu_tuned = R.one("proxy-latency", "proxy baseline"), R.one("proxy-latency", "proxy tuned")
+        if cpu_base and cpu_tuned:
+            return Verdict(NOT_MEASURABLE, f"host producers: baseline {fmt(res.p50(cpu_base, 'issue'))} µs, tuned "
+                           f"{fmt(res.p50(cpu_tuned, 'issue'))} µs",
+                           "host threads stand in for GPU threads: the baseline's PCIe read and system-scope release "
+                           "do not happen on the host", [cpu_base, cpu_tuned])
+        return Verdict(NOT_MEASURABLE, "—", unavailable(R, "gpu-proxy-latency"))
+    base, tuned = R.one("gpu-proxy-latency", "baseline"), R.one("gpu-proxy-latency", "tuned")
+    store = R.one("gpu-proxy-latency", "16B posted store (reference)")
+    b, t, s = res.p50(base, "issue"), res.p50(tuned, "issue"), res.p50(store, "issue")
+    if None in (b, t, s):
+        return Verdict(NOT_MEASURABLE, "—", "baseline, tuned or posted-store row missing")
+    text = (f"baseline {fmt(b)} → tuned {fmt(t)} µs ({b / t:.0f}×; paper {paper_base} → {paper_tuned}, "
+            f"{paper_base / paper_tuned:.0f}×); tuned = {t / s:.2f}× one posted 16 B store")
+    ok = t / s <= 2 and b / t >= 10
+    return Verdict(REPRODUCED if ok else DIFFERS, text,
+                   "the tuned enqueue is about one posted store, an order of magnitude below the baseline, as the paper "
+                   "states" if ok else "the tuned enqueue is not within 2× of a posted store, or not 10× below the baseline",
+                   [base, tuned, store])
+
+
+def tuned_vs_gda(R, P):
+    why = unavailable(R, "gpu-proxy-latency") or unavailable(R, "gpu-latency")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    tuned, gda = R.one("gpu-proxy-latency", "tuned"), R.one("gpu-latency", "inline")
+    text = (f"round trip tuned {fmt(res.p50(tuned, 'round trip'))} vs mini-gda {fmt(res.p50(gda, 'round trip'))} µs "
+            f"(paper 5.89 vs 6.85); put+completion {fmt(res.p50(tuned, 'put+completion'))} vs "
+            f"{fmt(res.p50(gda, 'put+completion'))} µs (paper within 0.07)")
+    if tuned["engine"] != gda["engine"]:
+        return Verdict(NOT_MEASURABLE, text, f"the two paths complete on different softnic engines ({tuned['engine']} "
+                       f"vs {gda['engine']}): the comparison is between models", [tuned, gda])
+    ok = res.p50(tuned, "round trip") < res.p50(gda, "round trip")
+    return Verdict(REPRODUCED if ok else DIFFERS, text, "same engine for both paths", [tuned, gda])
+
+
+def completion_scope(R, P):
+    return not_in_dissect("completion-scope (all-QP vs used-QP quiet against QP count, Figure 4)")
+
+
+def sm_clock(R, P):
+    clocks = res.sm_clocks(R)
+    mhz = [res.number(c) for c in clocks if res.number(c)]
+    # A few MHz between experiments is the effective clock's drift, not a sweep.
+    if len(mhz) < 2 or max(mhz) / min(mhz) < 1.2:
+        seen = ", ".join(clocks) + " MHz" if clocks else "none recorded"
+        return Verdict(NOT_MEASURABLE, f"SM clock(s) in this run: {seen}",
+                       "the fit T(f) = C/f + B needs runs at several locked SM clocks (Figure 5); this run has one")
+    return Verdict(NOT_MEASURABLE, "several clocks", "no rule yet fits C and B from a clock sweep")
+
+
+# --- §4.2: the proxy -------------------------------------------------------------------------
+
+def proxy_clock_state(R, P):
+    why = unavailable(R, "proxy-clock")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    cold = R.one("proxy-clock", knobs={"state": "cold"})
+    warm = R.one("proxy-clock", knobs={"state": "warm"})
+    c, w = res.p50(cold, "put+completion"), res.p50(warm, "put+completion")
+    text = f"put+completion cold {fmt(c)} / warm {fmt(w)} µs (paper tuned 4.10 / 3.62)"
+    env = {k: v for r in (cold, warm) if r for k, v in res.environment(r).items()}
+    if any("freq" in k for k in env) and all(v == "unavailable" for k, v in env.items() if "freq" in k):
+        return Verdict(NOT_MEASURABLE, text, "the host exposes no cpufreq: cold and warm workers cannot be told "
+                       "apart, so the two rows are one state measured twice", [cold, warm])
+    ok = c is not None and w is not None and w < c
+    return Verdict(REPRODUCED if ok else DIFFERS, text, "warm faster than cold" if ok else "warm is not faster", [cold, warm])
+
+
+def proxy_chaining(R, P):
+    why = unavailable(R, "proxy-rate")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    one = R.one("proxy-rate", knobs={"workers (T)": "1", "batch (B)": "1"})
+    many = R.one("proxy-rate", knobs={"workers (T)": "1", "batch (B)": "16"})
+    if not (one and many):
+        return Verdict(NOT_MEASURABLE, "—", "T = 1 rows at B = 1 and B = 16 missing")
+    gain = res.p50(many, "message rate") / res.p50(one, "message rate")
+    paper = P.value("F7:batch gain:P-IB")
+    text = f"T = 1: B = 16 / B = 1 = {gain:.2f}× (paper {paper}× at R = 32)"
+    ok = within(gain, paper)
+    return Verdict(REPRODUCED if ok else DIFFERS, text, "chaining amortizes the worker's post" if ok else
+                   "the chaining gain is outside the tolerance", [one, many])
+
+
+def proxy_workers(R, P):
+    why = unavailable(R, "proxy-rate")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    rows = R.groups["proxy-rate"]
+    parts, used, ok = [], [], True
+    for batch in sorted({r["knobs"].get("batch (B)") for r in rows}, key=lambda b: res.number(b) or 0):
+        series = sorted((r for r in rows if r["knobs"].get("batch (B)") == batch),
+                        key=lambda r: res.number(r["knobs"].get("workers (T)")) or 0)
+        first, last = series[0], series[-1]
+        gain = res.p50(last, "message rate") / res.p50(first, "message rate")
+        best = max(series, key=lambda r: res.p50(r, "message rate"))
+        parts.append(f"B = {batch}: T = {first['knobs']['workers (T)']}→{last['knobs']['workers (T)']} {gain:.1f}×, "
+                     f"peak {fmt(res.p50(best, 'message rate'))} Mmsg/s at T = {best['knobs']['workers (T)']}")
+        used += series
+        ok = ok and gain > 1.5
+    return Verdict(REPRODUCED if ok else DIFFERS, "; ".join(parts) + " (paper: workers scale every library up to a "
+                   "point; 140 Mmsg/s at T = 8, B = 16 on P-GB200)",
+                   "more workers raise the rate" if ok else "a batch does not gain 1.5× from more workers", used)
+
+
+def queue_isolation(R, P):
+    why = unavailable(R, "proxy-load")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    rows = R.groups["proxy-load"]
+    knob = "background producers per endpoint"
+    top = max(res.number(r["knobs"].get(knob)) or 0 for r in rows)
+    shared = R.one("proxy-load", knobs={knob: f"{top:g}", "probe ring": "shared"})
+    private = R.one("proxy-load", knobs={knob: f"{top:g}", "probe ring": "private"})
+    idle = R.one("proxy-load", knobs={knob: "0", "probe ring": "shared"})
+    if not (shared and private):
+        return Verdict(NOT_MEASURABLE, "—", "shared and private rows at the heaviest background missing")
+    s, p = res.p50(shared, "round trip"), res.p50(private, "round trip")
+    paper_s = P.value("T11:mini-proxy:shared:round trip:P-IB")
+    paper_p = P.value("T11:mini-proxy:reserved:round trip:P-IB")
+    gain = s / p
+    text = (f"{top:g} background producers per endpoint: shared {fmt(s)} / private {fmt(p)} µs = {gain:.1f}× "
+            f"(paper, 64 CTAs: {paper_s:,} / {paper_p} µs = {paper_s / paper_p:.0f}×); background "
+            f"{fmt(res.p50(shared, 'background rate'))} / {fmt(res.p50(private, 'background rate'))} Mmsg/s (paper 47.5 / 44.9)")
+    if idle:
+        text += f"; shared loaded / idle = {s / res.p50(idle, 'round trip'):.0f}×"
+    ok = gain >= 10  # "one to two orders of magnitude"
+    why = ("a private ring recovers an order of magnitude or more" if ok else
+           "the private ring recovers less than the order of magnitude the paper reports; our heaviest background "
+           f"is {top:g} producers per endpoint against the paper's 64 CTAs, with T = {shared['knobs'].get('workers (T)')} "
+           "workers")
+    return Verdict(REPRODUCED if ok else DIFFERS, text, why, [shared, private])
+
+
+def goodput_90(R, P):
+    why = unavailable(R, "goodput")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    rows = R.groups["goodput"]
+    points = goodput_points(rows)
+    parts, agree = [], True
+    for path, point in points.items():
+        entry = P.counterpart(rows, point["rows"][0], "first size at 90%")
+        paper = entry["value"] if entry else None
+        parts.append(f"{path} {size_text(point['first'])} (paper {size_text(paper) if paper else '—'})")
+        agree = agree and paper is not None and point["first"] == paper
+    text = "first size at 90 %: " + ", ".join(parts)
+    reference = rows[0]["knobs"].get("reference", "")
+    if "softnic" in reference or all(res.is_softnic(r) for r in rows):
+        return Verdict(NOT_MEASURABLE, text, f"the reference is the model's own bandwidth ({reference}), not a "
+                       "24.8 GB/s link: the 90 % point locates the model's copy rate", rows)
+    return Verdict(REPRODUCED if agree else DIFFERS, text, "first sizes at 90 % of the link", rows)
+
+
+# --- §4.3: rate and resources ----------------------------------------------------------------
+
+def batching_gain(R, P):
+    why = unavailable(R, "rate")
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    one = R.one("rate", knobs={"threads": "1", "qps": "1", "batch": "1"})
+    many = R.one("rate", knobs={"threads": "1", "qps": "1", "batch": "16"})
+    if not (one and many):
+        return Verdict(NOT_MEASURABLE, "—", "one-thread rows at batch 1 and 16 missing")
+    gain = res.p50(many, "message rate") / res.p50(one, "message rate")
+    paper = P.value("S4.3.1:batch gain:P-IB")
+    text = (f"one {one['submitter']} submitter: batch 16 / batch 1 = {gain:.2f}× "
+            f"({fmt(res.p50(one, 'message rate'))} → {fmt(res.p50(many, 'message rate'))} Mmsg/s; paper {paper}×, 1.79 → 4.70)")
+    ok = within(gain, paper)
+    return Verdict(REPRODUCED if ok else DIFFERS, text,
+                   f"the doorbell sequence amortized over 16 WQEs; submitter {one['submitter']} where the paper's is a GPU "
+                   "thread" if ok else "the batching gain is outside the tolerance", [one, many])
+
+
+def cooperative_publication(R, P):
+    shared = [r for r in R.groups.get("rate", []) if r["knobs"].get("qps") == "1" and (res.number(r["knobs"].get("threads")) or 1) > 1]
+    single = R.one("rate", knobs={"threads": "1", "qps": "1", "batch": "1"})
+    paper = P.value("S4.3.1:coop warp:P-IB") / P.value("T5:one thread, 1 QP, batch 1:message rate:P-IB")
+    if not shared or not single:
+        return Verdict(NOT_MEASURABLE, "—", "no row shares one QP among several submitters (the report runs `rate` "
+                       "without --shared; dissect has no warp-cooperative GPU rate experiment)")
+    best = max(shared, key=lambda r: res.p50(r, "message rate"))
+    gain = res.p50(best, "message rate") / res.p50(single, "message rate")
+    text = f"{best['label']}: {gain:.1f}× one thread (paper, one warp cooperative: {paper:.0f}×)"
+    ok = within(gain, paper)
+    return Verdict(REPRODUCED if ok else DIFFERS, text, "host threads sharing a QP, not a cooperative warp", [best, single])
+
+
+def dormant_code(R, P):
+    return not_in_dissect("enclosing-kernel (dormant communication code, Figure 9)")
+
+
+def connection_scaling(R, P):
+    return not_in_dissect("active-connection (Figure 10)")
+
+
+def dc_vs_rc(R, P):
+    return not_in_dissect("Dynamically Connected transport")
+
+
+def peak_rate(R, P):
+    return not_in_dissect("multi-QP GPU message-rate (Table 5's several-QP rows)")
+
+
+FINDINGS = [
+    ("§4.1, Table 4", "Ordering ranking: GPU-scope orders cost less than system-scope ones; a system-scope fence "
+     "costs 3.7× a GPU-scope fence", ordering_ranking),
+    ("§4.1, Table 3", "The mechanism costs 0.7 µs to issue (mini-gda, inline 8 B)", issue_cost),
+    ("§4.1, Figure 3a", "Inline issue grows about 0.1 µs per additional 16 B chunk", inline_issue_slope),
+    ("§4.1, Figure 3a", "Inlining 8 B saves 0.61 µs of put+completion; the saving is gone by 92 B", inline_completion),
+    ("§4.1, Figure 4", "All-QP quiet doubles put+completion from 1 to 16 QPs; used-QP quiet stays flat", completion_scope),
+    ("§4.1, Figure 5", "Issue time follows the SM clock (C/f + B fits, 80–92 % clock-sensitive)", sm_clock),
+    ("§4.2, Table 3", "Tuned proxy enqueue is one posted 16 B store (0.13 µs) against the baseline's 2.27 µs", tuned_enqueue),
+    ("§4.2, Table 3", "A tuned proxy has a lower round trip than mini-gda (5.89 vs 6.85 µs)", tuned_vs_gda),
+    ("§4.2, Table 9", "Proxy latency depends on the host's operating state (warm beats cold)", proxy_clock_state),
+    ("§4.2, Figure 6, Table 11", "A shared queue under load costs orders of magnitude; a reserved one recovers one to two",
+     queue_isolation),
+    ("§4.2, Figure 7", "Chaining B = 1 → 16 raises the proxy rate 5.5×", proxy_chaining),
+    ("§4.2, Figure 7", "More proxy workers raise the rate, up to a point", proxy_workers),
+    ("§4.2, Figure 8", "Goodput reaches 90 % of the link at 512 B (mini-gda) and 2 KiB (mini-proxy)", goodput_90),
+    ("§4.3.1, Table 5", "Doorbell batching (16 per doorbell) gives one thread 2.6×", batching_gain),
+    ("§4.3.1, Table 5", "Cooperative publication lets one warp post 21.6 Mmsg/s on one QP (12× one thread)",
+     cooperative_publication),
+    ("§4.3.1, Table 5", "Independent queues reach 260 Mmsg/s", peak_rate),
+    ("§4.3.2, Figure 9", "Dormant communication code costs up to 37 % of a kernel's throughput", dormant_code),
+    ("§4.3.3, Figure 10", "All-to-all loses 59 % of its rate by about 3,000 active connections; send-only holds 242 Mmsg/s",
+     connection_scaling),
+    ("§4.3.3", "DC does not remove the connection-scaling decline (95 % at 1,984, 23 % at 2,976 pairs)", dc_vs_rc),
+]
+
+
+def judge(R, P, rule):
+    verdict = rule(R, P)
+    if verdict.verdict == REPRODUCED:
+        bound = [res.model_bound(r) for r in verdict.rows if r and res.model_bound(r)]
+        if bound:
+            verdict.verdict = NOT_MEASURABLE
+            verdict.why = f"the softnic model was the bottleneck ({bound[0]}); the figure cannot confirm a NIC's"
+    elif verdict.verdict == DIFFERS:
+        bound = [res.model_bound(r) for r in verdict.rows if r and res.model_bound(r)]
+        if bound:
+            verdict.verdict = NOT_MEASURABLE
+            verdict.why = f"the softnic model was the bottleneck ({bound[0]}), so a difference says nothing of the mechanism"
+    return verdict
+
+
+def evaluate(R, P):
+    return [(where, finding, judge(R, P, rule)) for where, finding, rule in FINDINGS]
+
+
+def section(verdicts, softnic):
+    label = "ours (measured on the softnic, a software NIC model)" if softnic else "ours"
+    lines = ["## Fidelity: the paper's findings", "",
+             f"Each finding is a rule over results.json and docs/paper/values.json. Reproduced: our figure agrees "
+             f"within a factor of {TOLERANCE:g} or the stated direction holds; differs: it does not; not measurable "
+             "here: the experiment is missing or failed, or the figure would be the software NIC model's rather than "
+             "a NIC's (never \"reproduced\" when a row says the model was the bottleneck).", "",
+             f"| # | where | finding | {label} | verdict | why |", "|---|---|---|---|---|---|"]
+    for i, (where, finding, v) in enumerate(verdicts, 1):
+        lines.append(f"| {i} | {where} | {finding} | {v.ours} | **{v.verdict}** | {v.why} |")
+    return lines + [""]
+
+
+def glance(verdicts):
+    counts = {k: sum(1 for *_, v in verdicts if v.verdict == k) for k in (REPRODUCED, DIFFERS, NOT_MEASURABLE)}
+    line = ", ".join(f"{n} {k}" for k, n in counts.items())
+    items = [f"- {v.verdict}: {finding}" for _, finding, v in verdicts]
+    return [f"Fidelity at a glance ({len(verdicts)} findings): {line}.", ""] + items + [""]

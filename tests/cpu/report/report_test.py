@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""scripts/report.py as a performance oracle: the results schema, the paper columns, the fidelity
+section, and a report that survives a failed experiment.
+
+usage: report_test.py REPO_ROOT schema|report
+  schema: results.json against docs/results.schema.json (exit 77, skipped, without python3-jsonschema;
+          scripts/bootstrap.sh installs it)
+  report: the paper values file and report.py's output
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+PART = sys.argv[2] if len(sys.argv) > 2 else "report"
+sys.argv[1:] = []
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from dissect_report import fidelity, paper, results  # noqa: E402
+
+try:
+    import jsonschema
+except ImportError:
+    jsonschema = None
+
+H200 = os.path.join(ROOT, "docs/results/h200/latest/results.json")
+CPU = os.path.join(ROOT, "tests/cpu/report/cpu_results.json")
+SCHEMA = os.path.join(ROOT, "docs/results.schema.json")
+REPORT = os.path.join(ROOT, "scripts/report.py")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def render(doc, extra_env=None):
+    """report.md for `doc`, as report_command.cpp runs it: python3 report.py RESULTS OUTPUT_DIR."""
+    out = tempfile.mkdtemp()
+    path = os.path.join(out, "results.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    env = dict(os.environ, **(extra_env or {}))
+    subprocess.run([sys.executable, REPORT, path, out], check=True, env=env, capture_output=True)
+    with open(os.path.join(out, "report.md")) as f:
+        return f.read()
+
+
+class Schema(unittest.TestCase):
+    def setUp(self):
+        if jsonschema is None:
+            self.skipTest("python3-jsonschema is not installed")
+        self.validator = jsonschema.Draft202012Validator(load(SCHEMA))
+
+    def test_h200_and_cpu_results_validate(self):
+        for path in (H200, CPU):
+            errors = [e.message for e in self.validator.iter_errors(load(path))]
+            self.assertEqual(errors, [], path)
+
+    def test_failed_record_validates(self):
+        doc = {"schema": "dissect.results/1", "command": "t",
+               "results": [{"experiment": "goodput", "failed": True, "error": "payload check failed"}]}
+        self.assertTrue(self.validator.is_valid(doc))
+
+    def test_malformed_rejected(self):
+        doc = load(CPU)
+        del doc["results"][0]["metrics"][0]["p50"]
+        self.assertFalse(self.validator.is_valid(doc))
+        doc = load(CPU)
+        doc["results"][0]["knobs"]["bytes"] = 8  # knobs are strings
+        self.assertFalse(self.validator.is_valid(doc))
+        self.assertFalse(self.validator.is_valid({"schema": "dissect.results/1", "command": "t",
+                                                  "results": [{"experiment": "x", "failed": True}]}))
+
+
+class PaperValues(unittest.TestCase):
+    def test_entries_are_complete_and_matches_name_our_experiments(self):
+        values = paper.load()
+        self.assertGreater(len(values.values), 100)
+        ours = {r["experiment"] for path in (H200, CPU) for r in load(path)["results"]}
+        for v in values.values:
+            for key in ("id", "metric", "unit", "platform", "where", "quote"):
+                self.assertTrue(v.get(key), f"{v.get('id')}: {key}")
+            self.assertTrue(v["value"] is not None or v.get("value_range"), v["id"])
+            for m in v.get("match", []):
+                self.assertIn(m["experiment"], ours, v["id"])
+
+
+class Report(unittest.TestCase):
+    def test_h200_report_has_paper_columns_and_every_finding(self):
+        text = render(load(H200))
+        self.assertIn("## Summary", text.split("## latency")[0])
+        self.assertRegex(text, r"SM clock: \d+")
+        self.assertIn("NIC profile fast", text)
+        self.assertIn("issue: paper (P-IB) | issue: ours / paper", text)
+        self.assertIn("| inline | yes | 8 B from a register", text)
+        fidelity_part = text.split("## Fidelity")[1]
+        for where, finding, _ in fidelity.FINDINGS:
+            self.assertIn(finding, fidelity_part)
+            self.assertIn(finding, text.split("## Summary")[1].split("## latency")[0])
+        for experiment in {r["experiment"] for r in load(H200)["results"]}:
+            self.assertIn(f"## {experiment}\n", text)
+
+    def test_cpu_report_has_paper_columns(self):
+        text = render(load(CPU))
+        self.assertIn("CPU only (no GPU rows)", text)
+        self.assertIn("message rate: paper (P-IB)", text)
+        self.assertIn("## Fidelity", text)
+
+    def test_failed_experiment_is_listed_and_the_rest_rendered(self):
+        doc = load(H200)
+        doc["results"] = [r for r in doc["results"] if r["experiment"] != "gpu-ordering"]
+        doc["results"].insert(3, {"experiment": "gpu-ordering", "failed": True, "error": "payload check failed: row 3"})
+        if jsonschema:
+            self.assertTrue(jsonschema.Draft202012Validator(load(SCHEMA)).is_valid(doc))
+        text = render(doc)
+        self.assertIn("## Failed experiments", text)
+        self.assertIn("| gpu-ordering | payload check failed: row 3 |", text)
+        self.assertIn("**1 failed** (gpu-ordering)", text)
+        for experiment in {r["experiment"] for r in doc["results"] if not r.get("failed")}:
+            self.assertIn(f"## {experiment}\n", text)
+        self.assertIn("experiment `gpu-ordering` failed: payload check failed: row 3", text)
+        self.assertIn("## Checks (same run)", text)
+
+    def test_model_bound_rows_are_never_reproduced(self):
+        doc = load(H200)
+        R = results.Results(doc)
+        verdicts = {f: v for _, f, v in fidelity.evaluate(R, paper.load())}
+        ordering = fidelity.FINDINGS[0][1]
+        self.assertEqual(verdicts[ordering].verdict, fidelity.REPRODUCED)
+        for r in doc["results"]:
+            if r["experiment"] == "gpu-ordering":
+                r["bottleneck"] = "softnic engine"
+        verdicts = {f: v for _, f, v in fidelity.evaluate(results.Results(doc), paper.load())}
+        self.assertEqual(verdicts[ordering].verdict, fidelity.NOT_MEASURABLE)
+
+    def test_without_matplotlib_the_report_says_which_plots_were_skipped(self):
+        stub = tempfile.mkdtemp()
+        os.makedirs(os.path.join(stub, "matplotlib"))
+        with open(os.path.join(stub, "matplotlib", "__init__.py"), "w") as f:
+            f.write("raise ImportError('matplotlib stubbed out by the test')\n")
+        text = render(load(CPU), {"PYTHONPATH": stub})
+        self.assertIn("plot for `proxy-load` skipped: matplotlib is not installed", text)
+        self.assertIn("## Fidelity", text)
+
+
+if __name__ == "__main__":
+    if PART == "schema" and jsonschema is None:
+        print("python3-jsonschema is not installed (scripts/bootstrap.sh installs it): skipped", file=sys.stderr)
+        sys.exit(77)
+    classes = [Schema] if PART == "schema" else [PaperValues, Report]
+    suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(c) for c in classes)
+    sys.exit(0 if unittest.TextTestRunner(verbosity=1).run(suite).wasSuccessful() else 1)
