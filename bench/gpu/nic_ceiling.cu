@@ -13,6 +13,7 @@
 
 #include "dissect/bench/gpu_pe.h"
 #include "dissect/common/clock.h"
+#include "dissect/common/cuda.h"
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "harness.cuh"
@@ -121,9 +122,9 @@ struct Setup {
   }
   template <typename T>
   void read(T* host, const T* device, size_t count) const {
-    gpu::check(cudaMemcpyAsync(host, device, sizeof(T) * count, cudaMemcpyDeviceToHost, stream),
+    check_cuda(cudaMemcpyAsync(host, device, sizeof(T) * count, cudaMemcpyDeviceToHost, stream),
                "nic-ceiling read-back");
-    gpu::check(cudaStreamSynchronize(stream), "nic-ceiling read-back");
+    check_cuda(cudaStreamSynchronize(stream), "nic-ceiling read-back");
   }
 };
 
@@ -153,13 +154,13 @@ std::unique_ptr<Setup> make_setup(const NicCeilingConfig& c, uint32_t qps, uint3
                                      s->pes[j].src_mr.lkey, s->pes[j].dst_mr.rkey});
   }
   cudaSetDevice(c.device);
-  gpu::check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "stream");
-  gpu::check(cudaMalloc(&s->targets, sizeof(Target) * qps), "targets");
-  gpu::check(cudaMemcpy(s->targets, s->host_targets.data(), sizeof(Target) * qps,
+  check_cuda(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "stream");
+  check_cuda(cudaMalloc(&s->targets, sizeof(Target) * qps), "targets");
+  check_cuda(cudaMemcpy(s->targets, s->host_targets.data(), sizeof(Target) * qps,
                         cudaMemcpyHostToDevice), "targets");
-  gpu::check(cudaMalloc(&s->times, sizeof(RoundTimes) * qps), "round times");
-  gpu::check(cudaMalloc(&s->samples, sizeof(unsigned long long) * MAX_LATENCY_SAMPLES), "samples");
-  gpu::check(cudaMalloc(&s->ok, sizeof(uint32_t)), "ok");
+  check_cuda(cudaMalloc(&s->times, sizeof(RoundTimes) * qps), "round times");
+  check_cuda(cudaMalloc(&s->samples, sizeof(unsigned long long) * MAX_LATENCY_SAMPLES), "samples");
+  check_cuda(cudaMalloc(&s->ok, sizeof(uint32_t)), "ok");
   for (auto* k : {reinterpret_cast<const void*>(&fill_kernel), reinterpret_cast<const void*>(&ring_kernel),
                   reinterpret_cast<const void*>(&latency_kernel)}) {
     softnic::preload_kernel(k, "nic-ceiling kernels");
@@ -200,12 +201,12 @@ Result measure_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
     for (uint32_t round = 0; round < c.rounds + 1; ++round) {  // round 0 is warm-up
       const uint64_t begin = uint64_t{round} * depth;
       fill_kernel<<<qps, 128, 0, s->stream>>>(s->targets, depth, begin, bytes);
-      gpu::check(cudaGetLastError(), "fill_kernel");
+      check_cuda(cudaGetLastError(), "fill_kernel");
       const uint32_t threads = std::min<uint32_t>(qps, 128);
       ring_kernel<<<(qps + threads - 1) / threads, threads, 0, s->stream>>>(
           s->targets, qps, begin + depth, round, times);
-      gpu::check(cudaGetLastError(), "ring_kernel");
-      gpu::check(cudaStreamSynchronize(s->stream), "nic-ceiling round");
+      check_cuda(cudaGetLastError(), "ring_kernel");
+      check_cuda(cudaStreamSynchronize(s->stream), "nic-ceiling round");
       std::vector<RoundTimes> t(qps);
       s->read(t.data(), times, qps);
       unsigned long long first = ~0ull, last = 0;
@@ -254,8 +255,8 @@ Result measure_latency(const NicCeilingConfig& c) {
     auto s = make_setup(c, 1, 8, 4096);
     const uint32_t n = std::min<uint32_t>(c.latency_iterations, MAX_LATENCY_SAMPLES);
     latency_kernel<<<1, 1, 0, s->stream>>>(s->host_targets[0], n, s->samples, s->ok);
-    gpu::check(cudaGetLastError(), "latency_kernel");
-    gpu::check(cudaStreamSynchronize(s->stream), "latency_kernel");
+    check_cuda(cudaGetLastError(), "latency_kernel");
+    check_cuda(cudaStreamSynchronize(s->stream), "latency_kernel");
     std::vector<unsigned long long> h(n);
     uint32_t good = 0;
     s->read(h.data(), s->samples, n);

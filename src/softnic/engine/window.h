@@ -305,13 +305,11 @@ template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
                                       const NicTables& local) {
   lanes.leader([&] {
-    // Both words in flight at once, then one acquire fence for both: a window starts one round
-    // trip after the doorbell changes, not two.
-    w.state = load_relaxed<Doorbell>(&qp.state);
-    const uint64_t doorbell = load_relaxed<Doorbell>(qp.doorbell);
-    fence_acquire<Doorbell>();
+    // The state first: a QP in RESET may be a slot whose context (the doorbell pointer among it)
+    // is still being written.
+    w.state = load_acquire<Doorbell>(&qp.state);
     w.remote = RemoteSide{nullptr, nullptr};
-    if (w.state != QP_STATE_RESET) note_doorbell(qp, doorbell);
+    if (w.state != QP_STATE_RESET) read_doorbell<Doorbell>(qp);
     // A doorbell that ended inside a multi-WQEBB WQE leaves the consumer past the target.
     const uint64_t ahead = qp.sq_target > qp.sq_consumer ? qp.sq_target - qp.sq_consumer : 0;
     w.available = ahead < qp.sq.wqebb_count ? static_cast<uint32_t>(ahead) : qp.sq.wqebb_count;
