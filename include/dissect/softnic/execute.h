@@ -109,17 +109,30 @@ DISSECT_HD inline bool window_covers(const RemoteWindow& window, uint64_t addres
                                address - window.base <= window.bytes - length);
 }
 
+// Reads memory-key context `key` of `nic` into `out`; false when no valid context has that key.
 // `window`: the responder's, when `nic` is another process's tables (their `mrs` pointer is in the
-// owner's space).
-DISSECT_HD inline const MrEntry* find_mr(const NicTables& nic, uint32_t key,
-                                         const RemoteWindow& window = RemoteWindow{}) {
+// owner's space). On the host: `valid` acquired, then the fields. On the GPU the whole 32 B entry is
+// read as two 16 B loads in flight at once (one L2 round trip, not two): the control path writes
+// an entry long before a WQE names its key, publishing `valid` last, and a WQE racing a
+// re-registration of the slot sees a stale key, which the tag in every key refuses.
+DISSECT_HD inline bool read_mr(const NicTables& nic, uint32_t key, MrEntry* out,
+                               const RemoteWindow& window = RemoteWindow{}) {
   const uint32_t index = key >> 8;
-  if (index >= nic.mr_capacity) return nullptr;
+  if (index >= nic.mr_capacity) return false;
   const MrEntry* entry = &through(window, nic.mrs)[index];
-  // The GPU engine's tables are in GPU memory (its own or a peer's), written by copies long before
-  // a WQE names the key: a GPU-scope acquire suffices (a system-scope one costs microseconds).
-  if (load_acquire<TABLE_SCOPE>(const_cast<uint32_t*>(&entry->valid)) == 0) return nullptr;
-  return entry->key == key ? entry : nullptr;
+#if defined(__CUDA_ARCH__)
+  static_assert(sizeof(MrEntry) == 32);
+  uint32_t w[8];
+  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
+  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(reinterpret_cast<const uint8_t*>(entry) + 16) : "memory");
+  __builtin_memcpy(out, w, sizeof w);
+#else
+  if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) == 0) return false;
+  *out = *entry;
+#endif
+  return out->valid != 0 && out->key == key;
 }
 
 DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t length) {
@@ -128,13 +141,13 @@ DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t l
 }
 
 // True when `key` names a region of protection domain `pd` covering [address, address + length)
-// with every flag of `access`. `window`: as for find_mr; `address` is in the owner's space.
+// with every flag of `access`. `window`: as for read_mr; `address` is in the owner's space.
 DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t key, uint64_t address,
                                   uint64_t length, uint32_t access,
                                   const RemoteWindow& window = RemoteWindow{}) {
-  const MrEntry* entry = find_mr(nic, key, window);
-  return entry != nullptr && entry->pd == pd && (entry->access & access) == access &&
-         covers(*entry, address, length);
+  MrEntry entry;
+  return read_mr(nic, key, &entry, window) && entry.pd == pd &&
+         (entry.access & access) == access && covers(entry, address, length);
 }
 
 // Writes CQE number `index` of `cq`: bytes 0..59 first, then the last word (wqe_counter |
@@ -265,15 +278,17 @@ struct WritePlan {
 
 // Checks an RDMA WRITE (or WRITE WITH IMM) without moving a byte: returns its syndrome, and fills
 // `plan` when it is 0. `segments` receives the number of data segments (0 = inline).
-DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, const RemoteSide& remote,
+// `ring`: where the WQE's bytes are read, qp.sq or a copy of its WQEBBs at the same indices.
+DISSECT_HD inline uint8_t check_write(QpContext& qp, const mlx5::send_ring& ring,
+                                      const NicTables& local, const RemoteSide& remote,
                                       uint64_t start, uint32_t ds, WritePlan* plan,
                                       uint32_t* segments) {
   using namespace mlx5;
   if (ds < 3) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(qp.sq.segment(start, 1));
+  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(ring.segment(start, 1));
   const uint64_t remote_address = raddr->raddr.value();
   const uint32_t rkey = raddr->rkey.value();
-  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, 2));
+  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, 2));
   const bool is_inline = (first->byte_count.value() & MLX5_INLINE_SEG) != 0;
 
   uint64_t length = 0;
@@ -283,7 +298,7 @@ DISSECT_HD inline uint8_t check_write(QpContext& qp, const NicTables& local, con
     if (2 + inline_ds(static_cast<uint32_t>(length)) > ds) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   } else {
     for (uint32_t k = 2; k < ds; ++k) {
-      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, k));
+      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, k));
       const uint32_t count = seg->byte_count.value();
       if (count & MLX5_INLINE_SEG) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
       if (!key_allows(local, qp.pd, seg->lkey.value(), seg->addr.value(), count, 0)) {
@@ -326,7 +341,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
   using namespace mlx5;
   WritePlan plan{};
   uint32_t segments = 0;
-  const uint8_t syndrome = check_write(qp, local, remote_side(qp), start, ds, &plan, &segments);
+  const uint8_t syndrome = check_write(qp, qp.sq, local, remote_side(qp), start, ds, &plan, &segments);
   if (syndrome != 0) return syndrome;
   const RemoteWindow& window = qp.remote_window;
   QpContext& responder = *plan.responder;

@@ -48,6 +48,8 @@ __global__ void engine_kernel(EngineLaunch p) {
   const uint32_t warp = blockIdx.x * (blockDim.x / 32) + warp_in_cta;
   Window& w = windows[warp_in_cta];
   const bool leader = warp == 0 && lanes.lane() == 0;
+  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()] = RemoteCache{};  // shared memory starts undefined
+  __syncwarp();
   if (leader) {
     status_store(&p.status->generation, p.generation);
     status_store(&p.status->phase, uint32_t{ENGINE_RUNNING});
@@ -63,7 +65,8 @@ __global__ void engine_kernel(EngineLaunch p) {
     uint32_t executed = 0;
     for (uint32_t i = warp; i < count; i += p.warps) {
       QpContext& qp = p.tables->qps[i];
-      const Served s = serve_qp(lanes, w, qp, *p.tables);
+      const uint32_t slot = i / p.warps;  // this QP among the warp's
+      const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr);
       if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
       executed += s.executed;
     }
@@ -104,6 +107,11 @@ __global__ void resource_probe_kernel(uint32_t index, uint32_t* out) {
 cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint32_t warps_per_cta,
                                  cudaStream_t stream) {
   const size_t shared = size_t{warps_per_cta} * sizeof(Window);
+  if (shared > 48 * 1024) {  // above the default dynamic limit: opt in (Hopper allows 227 KiB)
+    const cudaError_t e = cudaFuncSetAttribute(engine_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(shared));
+    if (e != cudaSuccess) return e;
+  }
   engine_kernel<<<ctas, warps_per_cta * 32, shared, stream>>>(launch);
   return cudaGetLastError();
 }

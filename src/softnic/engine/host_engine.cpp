@@ -50,7 +50,7 @@ void HostEngine::stop() {
 
 void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, EngineStatus* status) {
   const HostLanes lanes;
-  Window window;
+  Window window{};
   uint32_t idle = 0;
   uint64_t passes = 0;
   uint64_t unreported = 0;  // WQEs executed since this thread last added to the status block
@@ -59,7 +59,9 @@ void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, Engine
     uint32_t executed = 0;
     for (uint32_t i = index; i < qps; i += count) {
       QpContext& qp = tables->qps[i];
-      const Served served = serve_qp(lanes, window, qp, *tables);
+      const uint32_t slot = i / count;  // this QP among the thread's
+      RemoteCache* cache = slot < CACHED_QPS ? &window.cache[slot] : nullptr;
+      const Served served = serve_qp(lanes, window, qp, *tables, cache);
       if (status != nullptr && served.syndrome != 0) note_work(status, qp, served);
       executed += served.executed;
       if (status != nullptr && served.executed != 0 && passes % HEARTBEAT_PASSES == 0) {

@@ -1,6 +1,8 @@
 // The 32 lanes a window (window.h) runs on: a warp on the GPU, one host thread looping over them on
-// the host. Every collective ends with a warp barrier on the GPU, so what one lane wrote to the
-// window (shared memory) before it is seen by every lane after it.
+// the host. On the GPU every phase that writes the window (shared memory) starts and ends with a
+// warp barrier: what one lane wrote before it is seen by every lane after it, and no lane still
+// reading the previous window's entries sees them overwritten (lanes may drift apart between
+// barriers; compute-sanitizer racecheck reported exactly that without the leading barrier).
 #pragma once
 
 #include <cstdint>
@@ -38,11 +40,13 @@ struct WarpLanes {
   __device__ uint32_t lane() const { return threadIdx.x & 31; }
   template <typename F>
   __device__ void each(uint32_t count, F&& f) const {
+    __syncwarp();
     if (lane() < count) f(lane());
     __syncwarp();
   }
   template <typename F>
   __device__ void leader(F&& f) const {
+    __syncwarp();
     if (lane() == 0) f();
     __syncwarp();
   }

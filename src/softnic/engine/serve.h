@@ -11,9 +11,11 @@ namespace dissect::softnic {
 // WQEs one QP may execute per visit, so one busy queue cannot starve the others of its engine lane.
 inline constexpr uint32_t SERVICE_BUDGET = 64;
 
+// `cache`: the warp's RemoteCache slot for this QP, or null.
 template <typename Lanes>
 DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
-                                  const NicTables& local, uint32_t budget = SERVICE_BUDGET) {
+                                  const NicTables& local, RemoteCache* cache,
+                                  uint32_t budget = SERVICE_BUDGET) {
   Served total{0, 0};
 #if defined(__CUDA_ARCH__)
   const uint32_t flags = qp.engine_flags;
@@ -24,14 +26,14 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
     Served s;
 #if defined(__CUDA_ARCH__)
     if (host_queues) {
-      s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local);
+      s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache);
     } else if (system_completion) {
-      s = serve_window<Scope::gpu, Scope::system>(lanes, w, qp, local);
+      s = serve_window<Scope::gpu, Scope::system>(lanes, w, qp, local, cache);
     } else {
-      s = serve_window<Scope::gpu, Scope::gpu>(lanes, w, qp, local);
+      s = serve_window<Scope::gpu, Scope::gpu>(lanes, w, qp, local, cache);
     }
 #else
-    s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local);
+    s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache);
 #endif
     if (s.executed == 0) break;
     total.executed += s.executed;

@@ -20,6 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
 
 #include "dissect/softnic/execute.h"
 #include "lanes.h"
@@ -45,48 +48,70 @@ struct WindowWqe {
   uint8_t signaled;
 };
 
+// The responder of one of the warp's QPs, kept across windows: looking it up is three dependent
+// loads (its NIC's tables, its QP count, its state). Valid while the QP's connection fields are the
+// ones it was found with and the responder stays in RTS (both re-read every window, beside the
+// doorbell).
+struct RemoteCache {
+  const QpContext* qp;      // null: empty
+  NicTables* remote_nic;    // qp->remote_nic when found
+  uint32_t remote_qp_index;
+  RemoteSide remote;
+};
+inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more looks the rest up
+
 // One warp's scratch (shared memory on the GPU).
 struct Window {
+  // The announced WQEBBs at the consumer, copied at once (WQEBB j in slot j % 32): every later
+  // phase reads the WQEs from here, not through L2 again.
+  alignas(16) uint8_t stage[WINDOW_LANES * mlx5::MLX5_SEND_WQE_BB];
+  RemoteCache cache[CACHED_QPS];
   uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
   WindowWqe wqe[WINDOW_LANES];      // phase 3 on
   RemoteSide remote;                // of the window's WRITEs
   uint32_t count;                   // WQEs in the window
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
+  DISSECT_HD mlx5::send_ring staged() const {
+    return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_LANES};
+  }
 };
 
 // Phase 1 for the WQEBB at `offset`: the size of the WQE starting there if it can join a window.
-DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, uint32_t offset, uint32_t available) {
+DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, const mlx5::send_ring& staged,
+                                          uint32_t offset, uint32_t available) {
   using namespace mlx5;
   const uint64_t start = qp.sq_consumer + offset;
-  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
   const uint32_t ds = ctrl_ds(ctrl);
   if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != qp.qpn || ds == 0) {
     return 0;  // not a WQE start: execute_wqe gives it its syndrome when it is first
   }
   const uint32_t wqebbs = wqebbs_for_ds(ds);
   if (offset + wqebbs > available) return 0;  // not announced in full
+  if (offset + wqebbs > WINDOW_LANES) return 0;  // not staged in full
   const uint8_t opcode = ctrl_opcode(ctrl);
   if (opcode == MLX5_OPCODE_NOP) return static_cast<uint8_t>(wqebbs);
   if (opcode != MLX5_OPCODE_RDMA_WRITE || ds < 3) return 0;
-  const auto* data = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, 2));
+  const auto* data = reinterpret_cast<const mlx5_wqe_data_seg*>(staged.segment(start, 2));
   const bool is_inline = (data->byte_count.value() & MLX5_INLINE_SEG) != 0;
   return (is_inline || ds == 3) ? static_cast<uint8_t>(wqebbs) : 0;
 }
 
 // Phase 3 for WQE k of the window.
-DISSECT_HD inline void check_window_wqe(QpContext& qp, const NicTables& local,
-                                        const RemoteSide& remote, WindowWqe& w) {
+DISSECT_HD inline void check_window_wqe(QpContext& qp, const mlx5::send_ring& staged,
+                                        const NicTables& local, const RemoteSide& remote,
+                                        WindowWqe& w) {
   using namespace mlx5;
   const uint64_t start = qp.sq_consumer + w.offset;
-  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
   w.opcode = ctrl_opcode(ctrl);
   w.signaled = ctrl_signaled(ctrl);
   w.plan = WritePlan{};
   w.syndrome = 0;
   if (w.opcode == MLX5_OPCODE_RDMA_WRITE) {
     uint32_t segments = 0;
-    w.syndrome = check_write(qp, local, remote, start, ctrl_ds(ctrl), &w.plan, &segments);
+    w.syndrome = check_write(qp, staged, local, remote, start, ctrl_ds(ctrl), &w.plan, &segments);
   }
 }
 
@@ -139,13 +164,13 @@ DISSECT_HD inline void copy_unaliased(uint8_t* out, const uint8_t* in, uint64_t 
 }
 
 // An inline payload, WQEBB by WQEBB (it may wrap to slot 0 of the ring).
-DISSECT_HD inline void copy_inline_payload(const QpContext& qp, uint64_t start, uint8_t* out,
+DISSECT_HD inline void copy_inline_payload(const mlx5::send_ring& ring, uint64_t start, uint8_t* out,
                                            uint64_t length) {
   uint32_t offset = 2 * mlx5::MLX5_SEND_WQE_DS + 4;  // after ctrl, raddr and the byte count
   while (length != 0) {
     const uint32_t room = mlx5::MLX5_SEND_WQE_BB - offset % mlx5::MLX5_SEND_WQE_BB;
     const uint32_t chunk = length < room ? static_cast<uint32_t>(length) : room;
-    copy_unaliased(out, qp.sq.byte_at(start, offset), chunk);
+    copy_unaliased(out, ring.byte_at(start, offset), chunk);
     out += chunk;
     offset += chunk;
     length -= chunk;
@@ -154,7 +179,7 @@ DISSECT_HD inline void copy_inline_payload(const QpContext& qp, uint64_t start, 
 
 // A checked WRITE's payload from its lane: the WQE ring and a registered source never overlap the
 // destination unless the WQE names overlapping ranges (overlaps), which go through copy_bytes.
-DISSECT_HD inline void perform_window_write(const QpContext& qp, uint64_t start,
+DISSECT_HD inline void perform_window_write(const mlx5::send_ring& staged, uint64_t start,
                                             const WritePlan& plan);
 
 // Whether lane-private copying suits this WQE (the rest are copied warp-wide in order).
@@ -178,10 +203,10 @@ struct Served {
   uint8_t syndrome;   // of the last failed WQE, 0 = none failed
 };
 
-DISSECT_HD inline void perform_window_write(const QpContext& qp, uint64_t start,
+DISSECT_HD inline void perform_window_write(const mlx5::send_ring& staged, uint64_t start,
                                             const WritePlan& plan) {
   if (plan.source == nullptr) {
-    copy_inline_payload(qp, start, plan.destination, plan.length);
+    copy_inline_payload(staged, start, plan.destination, plan.length);
   } else if (overlaps(plan)) {
     copy_bytes(plan.destination, plan.source, plan.length);
   } else {
@@ -198,7 +223,7 @@ DISSECT_HD inline void perform_window(const Lanes& lanes, const Window& w, const
   lanes.each(moved, [&](uint32_t k) {
     const WindowWqe& x = w.wqe[k];
     if (x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && lane_copies(x)) {
-      perform_window_write(qp, qp.sq_consumer + x.offset, x.plan);
+      perform_window_write(w.staged(), qp.sq_consumer + x.offset, x.plan);
     }
   });
   for (uint32_t k = 0; k < moved; ++k) {
@@ -255,6 +280,34 @@ DISSECT_HD inline uint32_t disjoint_prefix(const Lanes& lanes, const Window& w, 
   return conflicts == 0 ? count : lowest_set_bit(conflicts);
 }
 
+// Phase 1's copy of WQEBB `index` into the stage: four 16 B loads in flight at once.
+DISSECT_HD inline void stage_wqebb(const QpContext& qp, const mlx5::send_ring& staged,
+                                   uint64_t index) {
+#if defined(__CUDA_ARCH__)
+  const uint4* in = reinterpret_cast<const uint4*>(qp.sq.wqebb(index));
+  uint4* out = reinterpret_cast<uint4*>(staged.wqebb(index));
+  uint4 v[4];
+  DISSECT_UNROLL
+  for (int k = 0; k < 4; ++k) v[k] = in[k];
+  DISSECT_UNROLL
+  for (int k = 0; k < 4; ++k) out[k] = v[k];
+#else
+  std::memcpy(staged.wqebb(index), qp.sq.wqebb(index), mlx5::MLX5_SEND_WQE_BB);
+#endif
+}
+
+// The QP's responder, from `cache` when it still names it (RemoteCache), else looked up.
+DISSECT_HD inline RemoteSide cached_remote_side(const QpContext& qp, RemoteCache* cache) {
+  if (cache != nullptr && cache->qp == &qp && cache->remote_nic == qp.remote_nic &&
+      cache->remote_qp_index == qp.remote_qp_index && cache->remote.responder != nullptr &&
+      load_acquire<TABLE_SCOPE>(&cache->remote.responder->state) == QP_STATE_RTS) {
+    return cache->remote;
+  }
+  const RemoteSide remote = remote_side(qp);
+  if (cache != nullptr) *cache = RemoteCache{&qp, qp.remote_nic, qp.remote_qp_index, remote};
+  return remote;
+}
+
 // What the leader needs to retire a window.
 struct WindowTally {
   uint32_t executed;   // WQEs consumed (the failure included)
@@ -303,36 +356,39 @@ DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, u
 // payload's observers (EngineFlags).
 template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
-                                      const NicTables& local) {
+                                      const NicTables& local, RemoteCache* cache) {
   lanes.leader([&] {
     // The state first: a QP in RESET may be a slot whose context (the doorbell pointer among it)
     // is still being written.
     w.state = load_acquire<Doorbell>(&qp.state);
-    w.remote = RemoteSide{nullptr, nullptr};
-    if (w.state != QP_STATE_RESET) read_doorbell<Doorbell>(qp);
+    w.available = 0;
+    if (w.state == QP_STATE_RESET) return;
+    read_doorbell<Doorbell>(qp);
     // A doorbell that ended inside a multi-WQEBB WQE leaves the consumer past the target.
     const uint64_t ahead = qp.sq_target > qp.sq_consumer ? qp.sq_target - qp.sq_consumer : 0;
     w.available = ahead < qp.sq.wqebb_count ? static_cast<uint32_t>(ahead) : qp.sq.wqebb_count;
+    if (w.available != 0 && w.state == QP_STATE_RTS) w.remote = cached_remote_side(qp, cache);
   });
   if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
   if (w.state == QP_STATE_ERROR) return serve_alone(lanes, qp, local);
 
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
-  lanes.each(probe, [&](uint32_t i) { w.wqebbs_at[i] = window_wqe_size(qp, i, w.available); });
+  const mlx5::send_ring staged = w.staged();
+  lanes.each(probe, [&](uint32_t i) {
+    stage_wqebb(qp, staged, qp.sq_consumer + i);
+    w.wqebbs_at[i] = window_wqe_size(qp, staged, i, w.available);
+  });
   const uint32_t single = lanes.ballot(probe, [&](uint32_t i) { return w.wqebbs_at[i] == 1; });
   const uint32_t first = single == ~0u ? WINDOW_LANES : lowest_zero_bit(single);
   lanes.each(first, [&](uint32_t k) {
     w.wqe[k].offset = k;
     w.wqe[k].wqebbs = 1;
   });
-  lanes.leader([&] {
-    w.count = chain_window(w, first, first);
-    if (w.remote.nic == nullptr) w.remote = remote_side(qp);
-  });
+  lanes.leader([&] { w.count = chain_window(w, first, first); });
   if (w.count == 0) return serve_alone(lanes, qp, local);
 
   const RemoteSide remote = w.remote;
-  lanes.each(w.count, [&](uint32_t k) { check_window_wqe(qp, local, remote, w.wqe[k]); });
+  lanes.each(w.count, [&](uint32_t k) { check_window_wqe(qp, staged, local, remote, w.wqe[k]); });
   const uint32_t n = disjoint_prefix(lanes, w, w.count);
   const uint32_t failures = lanes.ballot(n, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
   const uint32_t moved = failures ? lowest_set_bit(failures) : n;

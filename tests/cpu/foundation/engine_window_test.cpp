@@ -431,7 +431,7 @@ void drain(Synthetic& reference, Synthetic& windowed, softnic::Window& window) {
   for (int guard = 0; guard < 100000; ++guard) {
     const uint32_t a = softnic::service_qp(reference.qp(), reference.tables, 64);
     const uint32_t b =
-        softnic::serve_qp(softnic::HostLanes{}, window, windowed.qp(), windowed.tables).executed;
+        softnic::serve_qp(softnic::HostLanes{}, window, windowed.qp(), windowed.tables, &window.cache[0]).executed;
     if (a == 0 && b == 0) return;
   }
   FAIL() << "the engines never ran dry";
@@ -486,7 +486,7 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome) {
       windowed->ring_doorbell(announced);
       softnic::service_qp(reference->qp(), reference->tables, d.budget);
       outcome->windowed_wqes +=
-          softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables, d.budget)
+          softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables, &window.cache[0], d.budget)
               .executed;
     }
     drain(*reference, *windowed, window);
@@ -564,7 +564,7 @@ TEST(EngineWindow, LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow) {
   }
   softnic::Window window{};
   EXPECT_EQ(softnic::service_qp(reference->qp(), reference->tables, 64), 2u);
-  EXPECT_EQ(softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables).executed,
+  EXPECT_EQ(softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables, &window.cache[0]).executed,
             2u);
   EXPECT_EQ(0, std::memcmp(reference->destination_bytes(), small.payload.data(), 8));
   EXPECT_EQ(0, std::memcmp(windowed->destination_bytes(), small.payload.data(), 8))
@@ -597,7 +597,7 @@ TEST(EngineWindow, DoorbellInsideAWqeAnnouncesNothingBeyondIt) {
   softnic::Window window{};
   const uint32_t a = softnic::service_qp(reference->qp(), reference->tables, 64);
   const uint32_t b =
-      softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables).executed;
+      softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables, &window.cache[0]).executed;
   // A WQE not announced in full is unusable (execute.h): one WQEBB, LOCAL_QP_OP_ERR, the QP in
   // error; the unannounced WQE after it never runs.
   EXPECT_EQ(a, 1u);
@@ -641,7 +641,7 @@ TEST(EngineWindow, ErrorInTheMiddleOfAWindowStopsItAndTheRestIsFlushed) {
   softnic::Window window{};
   auto visit = [&] {
     return softnic::serve_window<Scope::system, Scope::system>(softnic::HostLanes{}, window, qp,
-                                                               s->tables);
+                                                               s->tables, &window.cache[0]);
   };
   const softnic::Served first = visit();
   EXPECT_EQ(window.count, 10u) << "the ten WQEs formed one window";
