@@ -638,6 +638,7 @@ void GpuSoftNic::stop(uint64_t timeout_ns) {
     throw;
   }
   running_.store(false, std::memory_order_release);
+  print_engine_phases(static_cast<cudaStream_t>(control_stream_));
 }
 
 void GpuSoftNic::watchdog_loop() {

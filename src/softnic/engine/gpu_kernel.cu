@@ -5,6 +5,22 @@
 #include "serve.h"
 
 namespace dissect::softnic {
+
+#if defined(DISSECT_ENGINE_PHASES)
+
+void print_engine_phases(cudaStream_t stream) {
+  unsigned long long cycles[ENGINE_PHASES] = {};
+  cudaMemcpyFromSymbolAsync(cycles, engine_phase_cycles, sizeof cycles, 0, cudaMemcpyDeviceToHost,
+                            stream);
+  cudaStreamSynchronize(stream);
+  std::fprintf(stderr, "dissect: engine phase cycles (all warps):");
+  for (int i = 0; i < ENGINE_PHASES; ++i) std::fprintf(stderr, " %d:%llu", i, cycles[i]);
+  std::fprintf(stderr, "\n");
+}
+#else
+void print_engine_phases(cudaStream_t) {}
+#endif
+
 namespace {
 
 constexpr uint32_t STOP_CHECK_PASSES = 16;     // the stop flag is in GPU memory: an L2 read
@@ -48,7 +64,8 @@ __global__ void engine_kernel(EngineLaunch p) {
   const uint32_t warp = blockIdx.x * (blockDim.x / 32) + warp_in_cta;
   Window& w = windows[warp_in_cta];
   const bool leader = warp == 0 && lanes.lane() == 0;
-  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()] = RemoteCache{};  // shared memory starts undefined
+  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;  // shared memory starts undefined
+  if (lanes.lane() == 0) w.scratch.qp = nullptr;
   __syncwarp();
   if (leader) {
     status_store(&p.status->generation, p.generation);
@@ -66,11 +83,18 @@ __global__ void engine_kernel(EngineLaunch p) {
     for (uint32_t i = warp; i < count; i += p.warps) {
       QpContext& qp = p.tables->qps[i];
       const uint32_t slot = i / p.warps;  // this QP among the warp's
+      DISSECT_PHASE_START;
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr);
+      DISSECT_PHASE(8);
       if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
+      if (s.executed != 0) DISSECT_PHASE(9);
       executed += s.executed;
     }
     ++passes;
+#if defined(DISSECT_ENGINE_PHASES)
+    if (executed != 0 && lanes.lane() == 0) atomicAdd(&engine_phase_cycles[10], 1ull);  // busy passes
+    if (lanes.lane() == 0) atomicAdd(&engine_phase_cycles[11], static_cast<unsigned long long>(executed));
+#endif
     if (p.until_idle && executed == 0) break;
     if (passes % STOP_CHECK_PASSES == 0 &&
         lanes.broadcast(*reinterpret_cast<const volatile uint32_t*>(p.stop)) != 0) {

@@ -30,5 +30,7 @@ cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint
 // launch (local memory, the printf FIFO): see gpu_engine.h, HAZARDS.
 cudaError_t launch_resource_probe(uint32_t index, cudaStream_t stream);
 const void* engine_kernel_function();
+// With -DDISSECT_ENGINE_PHASES: prints the engine's per-phase cycle sums (lanes.h); else nothing.
+void print_engine_phases(cudaStream_t stream);
 
 }  // namespace dissect::softnic

@@ -60,7 +60,7 @@ void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, Engine
     for (uint32_t i = index; i < qps; i += count) {
       QpContext& qp = tables->qps[i];
       const uint32_t slot = i / count;  // this QP among the thread's
-      RemoteCache* cache = slot < CACHED_QPS ? &window.cache[slot] : nullptr;
+      QpCopy* cache = slot < CACHED_QPS ? &window.cache[slot] : nullptr;
       const Served served = serve_qp(lanes, window, qp, *tables, cache);
       if (status != nullptr && served.syndrome != 0) note_work(status, qp, served);
       executed += served.executed;

@@ -15,6 +15,29 @@
 
 namespace dissect::softnic {
 
+// Built with -DDISSECT_ENGINE_PHASES, the engine kernel adds each window phase's cycles (lane 0 of
+// every warp) into engine_phase_cycles[], and GpuSoftNic::stop() prints them: where a window's
+// time goes, on the GPU that runs it. Off, the marks compile to nothing.
+#if defined(__CUDACC__) && defined(DISSECT_ENGINE_PHASES)
+inline constexpr int ENGINE_PHASES = 12;
+// Defined here: of the CUDA sources only engine/gpu_kernel.cu includes the window.
+__device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];
+#endif
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+#define DISSECT_PHASE_START long long phase_mark_ = clock64()
+#define DISSECT_PHASE(n)                                                                  \
+  do {                                                                                    \
+    const long long now_ = clock64();                                                     \
+    if ((threadIdx.x & 31) == 0) {                                                        \
+      atomicAdd(&engine_phase_cycles[n], static_cast<unsigned long long>(now_ - phase_mark_)); \
+    }                                                                                     \
+    phase_mark_ = now_;                                                                   \
+  } while (0)
+#else
+#define DISSECT_PHASE_START
+#define DISSECT_PHASE(n)
+#endif
+
 DISSECT_HD inline uint32_t popcount(uint32_t v) {
 #if defined(__CUDA_ARCH__)
   return __popc(v);

@@ -11,10 +11,10 @@ namespace dissect::softnic {
 // WQEs one QP may execute per visit, so one busy queue cannot starve the others of its engine lane.
 inline constexpr uint32_t SERVICE_BUDGET = 64;
 
-// `cache`: the warp's RemoteCache slot for this QP, or null.
+// `cache`: the warp's QpCopy slot for this QP, or null.
 template <typename Lanes>
 DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
-                                  const NicTables& local, RemoteCache* cache,
+                                  const NicTables& local, QpCopy* cache,
                                   uint32_t budget = SERVICE_BUDGET) {
   Served total{0, 0};
 #if defined(__CUDA_ARCH__)
