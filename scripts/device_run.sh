@@ -31,6 +31,9 @@ nvidia-smi -L || true
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv || true
 nvcc --version | tail -2 || true
 
+# Header-only dependencies the machine cannot download (scripts/carry_deps.sh fills .deps).
+if [[ -d $ROOT/.deps/usr ]]; then cp -r "$ROOT/.deps/usr/." /usr/ && echo "installed .deps (nlohmann-json, CLI11)"; fi
+
 stage "googletest"
 PREFIX=""
 if ! ls /usr/lib/x86_64-linux-gnu/cmake/GTest/GTestConfig.cmake /usr/local/lib/cmake/GTest/GTestConfig.cmake >/dev/null 2>&1; then

@@ -30,8 +30,9 @@
 //  - Per-context resources a kernel needs at its first launch (local memory, the printf FIFO) are
 //    set up before the engine starts: start() launches a probe kernel using both and waits for it.
 //    Measured on the H200 without it: a kernel with a local array and gda's timeout printf never
-//    started while the engine ran, a kernel with neither did. (The probe fix is not yet verified
-//    on the device: see docs/results/h200.md.)
+//    started while the engine ran, a kernel with neither did. With the probe, the GPU tier's
+//    submitter kernels (local arrays, gda's timeout printf) launch beside a running engine on the
+//    H200 (docs/results/h200/engine/ctest_gpu.log).
 //  - Local memory is reserved before the engine starts (GpuSoftNicOptions::local_memory_reserve,
 //    through cudaDeviceSetLimit(cudaLimitStackSize)): a kernel needing more per-thread local memory
 //    than reserved would make the driver wait for an idle device, i.e. forever. Do not lower the
