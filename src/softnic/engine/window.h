@@ -328,8 +328,11 @@ DISSECT_HD inline uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
 }
 
 // Whether `c` may stand for `qp` in this window, and the doorbell read beside the checks: the QP's
-// state and connection, its responder's state and the doorbell are four loads in flight at once,
-// then one acquire fence for all of them. Fills `doorbell` when true.
+// state and connection, its responder's state and the doorbell are loads in flight at once, one
+// round trip. Only the doorbell is acquired (the WQEs it announces are read after it); the checks
+// need to be fresh, not ordered: a QP or responder torn down stops this engine before its memory
+// goes (gpu_engine.h, softnic.cpp), so a window that read a stale RTS still touches live memory.
+// Fills `doorbell` when true.
 template <Scope Doorbell>
 DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
   if (c.qp != &qp || c.remote.responder == nullptr) return false;
@@ -337,8 +340,7 @@ DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* door
   NicTables* const remote_nic = load_relaxed<TABLE_SCOPE>(&qp.remote_nic);
   const uint32_t remote_qp_index = load_relaxed<TABLE_SCOPE>(&qp.remote_qp_index);
   const uint32_t responder_state = load_relaxed<TABLE_SCOPE>(&c.remote.responder->state);
-  *doorbell = load_relaxed<Doorbell>(c.view.doorbell);
-  fence_acquire<Doorbell>();
+  *doorbell = load_acquire<Doorbell>(c.view.doorbell);
   return state == QP_STATE_RTS && remote_nic == c.view.remote_nic &&
          remote_qp_index == c.view.remote_qp_index && responder_state == QP_STATE_RTS;
 }
