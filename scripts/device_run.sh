@@ -7,18 +7,20 @@
 #   STAGES="tests experiments2" OUT=... scripts/device_run.sh   # two GPUs: the two-GPU layout
 #   QUICK=1 ...: ctest stops at the first failure, smaller sanitizer subset, host engine latency only
 #
-# Stages: build (always), tests, sanitize, experiments (one GPU: gpu-kernel/gpu and
-# host-thread/host engines), experiments2 (two-gpus layout; needs 2 GPUs), ipc (two-processes
-# layout, launched by environment variables and by mpirun; needs 2 GPUs), proxy (mini-proxy GPU
-# producer tests + gpu-proxy-latency + its report; alone: STAGES="proxy"), telemetry (GPU-path
-# counters test + message rate with telemetry off and on in one run; alone: STAGES="telemetry").
+# Stages: build (always), tests, sanitize (memcheck + racecheck; memcheck of the fuzz replay on a
+# subset), fuzz (10^6 fuzzed WQEs through the GPU execute path: fuzz_gpu.log), experiments (one
+# GPU: gpu-kernel/gpu and host-thread/host engines), experiments2 (two-gpus layout; needs 2
+# GPUs), ipc (two-processes layout, launched by environment variables and by mpirun; needs 2
+# GPUs), proxy (mini-proxy GPU producer tests + gpu-proxy-latency + its report; alone:
+# STAGES="proxy"), telemetry (GPU-path counters test + message rate with telemetry off and on in
+# one run; alone: STAGES="telemetry").
 # Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
 # carried in build-deps/googletest (built into /tmp/gtest).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/out}
 BUILD=${BUILD:-/tmp/dissect-build-gpu}
-STAGES=${STAGES:-"tests sanitize experiments"}
+STAGES=${STAGES:-"tests sanitize fuzz experiments"}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$OUT"
 LOG=$OUT/device_run.log
@@ -57,6 +59,7 @@ cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDISSECT_WI
 cmake --build "$BUILD" -j "$JOBS" || exit 1
 TEST=$(find "$BUILD" -name gda_gpu_test -type f -perm -u+x | head -1)
 EXP=$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)
+FUZZ=$BUILD/tests/gpu/softnic/nic_model_fuzz_gpu
 
 if has tests; then
   stage "ctest -L gpu"
@@ -80,6 +83,24 @@ if has sanitize; then
       done
     done
   } 2>&1 | tee "$OUT/sanitizer.log" | grep -E "^---|ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL|SKIP"
+  # The fuzz campaign's GPU replay (tests/gpu/softnic) under memcheck: the execute path's device
+  # code on hostile WQEs. A subset: memcheck runs the replay ~100x slower, and 2*10^4 WQEs (~3000
+  # cases) still reach every syndrome the campaign produces (the rarest, LOCAL_LENGTH_ERR, ~4 per
+  # 10^4 WQEs) within a few minutes; the 10^6 run is the fuzz stage's, without the sanitizer.
+  echo "--- memcheck nic_model_fuzz_gpu"
+  timeout 600 compute-sanitizer --tool memcheck --error-exitcode 9 "$FUZZ" --wqes ${FUZZ_SANITIZE_WQES:-20000} --seed 1 \
+    > "$OUT/sanitizer_fuzz.log" 2>&1
+  echo "--- memcheck nic_model_fuzz_gpu rc=$?"
+  grep -E "^nic_model_fuzz_gpu seed|^crashes|ERROR SUMMARY|skipped" "$OUT/sanitizer_fuzz.log"
+fi
+
+if has fuzz; then
+  # Issue 13: >= 10^6 fuzzed WQEs through the execute path on the GPU, each step checked against the
+  # host oracle (nic_model_fuzz_gpu; exit 1 on any mismatch, guard change, flush violation or fault).
+  stage "fuzz: GPU replay of the NIC model campaign"
+  timeout 600 "$FUZZ" --wqes ${FUZZ_WQES:-1000000} --seed ${FUZZ_SEED:-1} > "$OUT/fuzz_gpu.log" 2>&1
+  echo "rc=$?"
+  tail -4 "$OUT/fuzz_gpu.log"
 fi
 
 if has experiments; then

@@ -93,7 +93,7 @@ DISSECT_HD inline uint32_t region_key(uint32_t region, bool local_only) {
 // A key: mostly one of the rig's, sometimes a tag or index off by one, sometimes anything.
 DISSECT_HD inline uint32_t mutate_key(Rng& rng, uint32_t key) {
   switch (rng.below(5)) {
-    case 0: return kRigKeys[rng.below(sizeof kRigKeys / sizeof kRigKeys[0])];
+    case 0: return rig_key(rng.below(kRigKeyCount));
     case 1: return key ^ 0x100;
     case 2: return key + 1;
     case 3: return static_cast<uint32_t>(rng.next());

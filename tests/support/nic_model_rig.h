@@ -6,8 +6,9 @@
 //   send ring | send CQ | receive CQ | receive queue | responder dbrec | doorbell register |
 //   region 0 | region 1 | region 2
 // The engine may write only the CQs and the regions (through an MR that permits it); a change of a
-// byte anywhere else is a guard change. Host memory only; the generator and the oracle that drive
-// it (nic_model_fuzz.h) are plain structs a GPU replay can copy.
+// byte anywhere else is a guard change. Host memory by default; a GPU replay passes an allocator of
+// mapped pinned memory (the device reaches it at the same addresses) and places the rig object
+// itself there too, since the MR table, QP contexts and NicTables are members the engine reads.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,14 @@ enum RigKey : uint32_t {
   KEY_HUGE_LOCAL = (4u << 8) | 5,        // 1 TiB from region 0, local write only (length checks)
   KEY_REGION1_ALL = (5u << 8) | 6,       // region 1, ACCESS_ALL
 };
-inline constexpr uint32_t kRigKeys[] = {KEY_REGION0_ALL,     KEY_REGION1_LOCAL, KEY_REGION2_OTHER_PD,
-                                        KEY_REGION2_INVALID, KEY_HUGE_LOCAL,    KEY_REGION1_ALL};
+inline constexpr uint32_t kRigKeyCount = 6;
+// Key `i` of the above (a function, not an array: a namespace-scope array is not reachable from
+// device code, and nic_model_fuzz.h's generator is host and device code).
+DISSECT_HD inline uint32_t rig_key(uint32_t i) {
+  const uint32_t keys[kRigKeyCount] = {KEY_REGION0_ALL,     KEY_REGION1_LOCAL, KEY_REGION2_OTHER_PD,
+                                       KEY_REGION2_INVALID, KEY_HUGE_LOCAL,    KEY_REGION1_ALL};
+  return keys[i];
+}
 inline constexpr uint64_t kHugeMrBytes = 1ull << 40;
 
 struct NicModelRig {
@@ -54,7 +61,10 @@ struct NicModelRig {
     uint64_t bytes;
   };
 
-  NicModelRig() {
+  // `allocate`: where the arena's bytes come from (the rig aligns them to 64 B and never frees
+  // them); null: a std::vector the rig owns.
+  using Allocate = uint8_t* (*)(uint64_t bytes);
+  explicit NicModelRig(Allocate allocate = nullptr) {
     uint64_t at = kGuardBytes;
     auto place = [&](uint64_t bytes) {
       const Span s{at, bytes};
@@ -68,25 +78,31 @@ struct NicModelRig {
     dbrec = place(64);
     doorbell = place(64);
     for (Span& r : region) r = place(kRegionBytes);
-    storage.resize(at + 64);
+    uint8_t* raw = nullptr;
+    if (allocate != nullptr) {
+      raw = allocate(at + 64);
+    } else {
+      storage.resize(at + 64);
+      raw = storage.data();
+    }
     // 64-byte aligned, as the softnic's queue memory is.
-    base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
+    base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 63) & ~uintptr_t{63});
     arena_bytes = at;
     reset();
   }
   NicModelRig(const NicModelRig&) = delete;
   NicModelRig& operator=(const NicModelRig&) = delete;
 
-  uint8_t* at(Span s, uint64_t offset = 0) const { return base + s.offset + offset; }
-  uint64_t address(Span s, uint64_t offset = 0) const {
+  DISSECT_HD uint8_t* at(Span s, uint64_t offset = 0) const { return base + s.offset + offset; }
+  DISSECT_HD uint64_t address(Span s, uint64_t offset = 0) const {
     return reinterpret_cast<uintptr_t>(at(s, offset));
   }
-  uint64_t region_address(uint32_t r, uint64_t offset = 0) const { return address(region[r], offset); }
-  softnic::QpContext& requester() { return qps[kRequester]; }
-  softnic::QpContext& responder() { return qps[kResponder]; }
-  const mlx5::send_ring& ring() const { return qps[kRequester].sq; }
-  uint64_t* doorbell_register() const { return reinterpret_cast<uint64_t*>(at(doorbell)); }
-  mlx5::mlx5_qp_dbrec* responder_dbrec() const {
+  DISSECT_HD uint64_t region_address(uint32_t r, uint64_t offset = 0) const { return address(region[r], offset); }
+  DISSECT_HD softnic::QpContext& requester() { return qps[kRequester]; }
+  DISSECT_HD softnic::QpContext& responder() { return qps[kResponder]; }
+  DISSECT_HD const mlx5::send_ring& ring() const { return qps[kRequester].sq; }
+  DISSECT_HD uint64_t* doorbell_register() const { return reinterpret_cast<uint64_t*>(at(doorbell)); }
+  DISSECT_HD mlx5::mlx5_qp_dbrec* responder_dbrec() const {
     return reinterpret_cast<mlx5::mlx5_qp_dbrec*>(at(dbrec));
   }
 
@@ -193,7 +209,8 @@ struct NicModelRig {
   uint64_t arena_bytes = 0;
   Span sq{}, send_cq{}, recv_cq{}, rq{}, dbrec{}, doorbell{};
   Span region[kRegions]{};
-  softnic::MrEntry mrs[8]{};
+  // 32-byte aligned: the GPU path of read_mr (execute.h) loads an entry as two 16 B vector loads.
+  alignas(32) softnic::MrEntry mrs[8]{};
   softnic::QpContext qps[2]{};
   softnic::NicTables nic{};
 };
