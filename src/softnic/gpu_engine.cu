@@ -240,7 +240,13 @@ class GpuProtectionDomain : public nic::ProtectionDomain {
     const MrEntry entry = make_mr_entry(address, length, access, pd_, [this] {
       return MrSlot{nic_.allocate_mr_slot(), next_tag()};
     });
-    nic_.write_mr(mr_index(entry.key), entry);
+    MrEntry published = entry;
+    cudaPointerAttributes where{};
+    if (cudaPointerGetAttributes(&where, address) != cudaSuccess) cudaGetLastError();
+    if (where.type != cudaMemoryTypeDevice && where.type != cudaMemoryTypeManaged) {
+      published.access |= MR_IN_HOST_MEMORY;
+    }
+    nic_.write_mr(mr_index(entry.key), published);
     return memory_region(entry);
   }
 

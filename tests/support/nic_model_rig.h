@@ -64,7 +64,9 @@ struct NicModelRig {
   // `allocate`: where the arena's bytes come from (the rig aligns them to 64 B and never frees
   // them); null: a std::vector the rig owns.
   using Allocate = uint8_t* (*)(uint64_t bytes);
-  explicit NicModelRig(Allocate allocate = nullptr) {
+  // `region_flags`: added to every region's access (mr_flags).
+  explicit NicModelRig(Allocate allocate = nullptr, uint32_t region_flags = 0)
+      : mr_flags(region_flags) {
     uint64_t at = kGuardBytes;
     auto place = [&](uint64_t bytes) {
       const Span s{at, bytes};
@@ -173,9 +175,13 @@ struct NicModelRig {
     nic.qps = qps;
   }
 
+  // Added to every region's access: softnic::MR_IN_HOST_MEMORY when the arena is host memory a
+  // GPU engine executes on (the GPU replay).
+  uint32_t mr_flags;
+
   void set_mr(uint32_t index, uint32_t key, uint64_t address, uint64_t length, uint32_t access,
               uint32_t pd, uint32_t valid) {
-    mrs[index] = softnic::MrEntry{address, length, key, access, pd, valid};
+    mrs[index] = softnic::MrEntry{address, length, key, access | mr_flags, pd, valid};
   }
 
   // The doorbell a submitter rings after writing WQEBBs up to `end` (free-running).

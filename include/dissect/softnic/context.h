@@ -16,6 +16,12 @@ namespace dissect::softnic {
 
 enum QpState : uint32_t { QP_STATE_RESET = 0, QP_STATE_RTS = 3, QP_STATE_ERROR = 6 };
 
+// MrEntry::access bit beside the nic::Access flags: the region is host memory. A GPU cannot apply
+// a system-scope atomic to host memory over PCIe on x86 hosts (compute-sanitizer: "invalid
+// system-scoped atomic"), so the GPU engine applies a FETCH_ADD there as a read-modify-write
+// (execute_fetch_add).
+inline constexpr uint32_t MR_IN_HOST_MEMORY = 1u << 31;
+
 // Memory key context. Keys are `index << 8 | tag`: the tag catches reuse of a stale key.
 struct MrEntry {
   uint64_t address;

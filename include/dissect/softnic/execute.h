@@ -393,15 +393,32 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
   QpContext& responder = *answering;
   const RemoteWindow& window = qp.remote_window;
   NicTables& remote_nic = *through(window, qp.remote_nic);
+  MrEntry target{};
   if ((remote_address & 7) != 0 ||
       !key_allows(remote_nic, responder.pd, raddr->rkey.value(), remote_address, 8,
                   8 /*REMOTE_ATOMIC*/, window) ||
-      !window_covers(window, remote_address, 8)) {
+      !window_covers(window, remote_address, 8) ||
+      !read_mr(remote_nic, raddr->rkey.value(), &target, window)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
   // Host byte order at the target, as ConnectX with atomic_req_8B_endianness_mode = 1.
-  const uint64_t old = fetch_add<Scope::system>(
-      through(window, reinterpret_cast<uint64_t*>(remote_address)), atomic->swap_add.value());
+  uint64_t* const word = through(window, reinterpret_cast<uint64_t*>(remote_address));
+  const uint64_t add = atomic->swap_add.value();
+  uint64_t old;
+#if defined(__CUDA_ARCH__)
+  if ((target.access & MR_IN_HOST_MEMORY) != 0) {
+    // Host memory: no GPU atomic reaches it over PCIe (MR_IN_HOST_MEMORY). A read-modify-write is
+    // atomic against this QP's other WQEs (executed in order) but not against other QPs' atomics
+    // on the same word or the CPU: a limit of the model on such hosts, not of a NIC.
+    volatile uint64_t* target_word = word;
+    old = *target_word;
+    *target_word = old + add;
+  } else {
+    old = fetch_add<Scope::system>(word, add);
+  }
+#else
+  old = fetch_add<Scope::system>(word, add);
+#endif
   *reinterpret_cast<uint64_t*>(result_address) = old;
   *bytes = 8;
   return 0;

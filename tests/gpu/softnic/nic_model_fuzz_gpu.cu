@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
   Slot* slots = host_engine ? new Slot[rigs]() : static_cast<Slot*>(mapped(sizeof(Slot) * rigs));
   for (Lane& lane : lanes) {
     lane.rig = host_engine ? new NicModelRig()
-                           : new (mapped(sizeof(NicModelRig))) NicModelRig(&mapped_arena);
+                           : new (mapped(sizeof(NicModelRig)))
+                                 NicModelRig(&mapped_arena, dissect::softnic::MR_IN_HOST_MEMORY);
     lane.shadow.resize(lane.rig->arena_bytes);
   }
 
