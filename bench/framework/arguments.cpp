@@ -170,6 +170,7 @@ bool member(const std::vector<std::string>& allowed, const std::string& value) {
 uint64_t parse_size(const std::string& name, const std::string& item, uint64_t min, uint64_t max) {
   std::string digits = item;
   uint64_t scale = 1;
+  if (digits.size() > 3 && digits.compare(digits.size() - 2, 2, "iB") == 0) digits.resize(digits.size() - 2);
   if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'k')) scale = 1024;
   if (!digits.empty() && (digits.back() == 'M' || digits.back() == 'm')) scale = 1024 * 1024;
   if (scale != 1) digits.pop_back();
@@ -179,7 +180,7 @@ uint64_t parse_size(const std::string& name, const std::string& item, uint64_t m
     value = parse_decimal(name, digits);
   } catch (const InvalidArgument&) {
     throw InvalidArgument("--" + name + ": '" + item + "' is not a size in " + range +
-                          " (decimal, optional K or M)");
+                          " (decimal, optional K, M, KiB or MiB)");
   }
   if (value > max / scale || value * scale < min) {
     throw InvalidArgument("--" + name + ": '" + item + "' is out of range " + range);

@@ -40,7 +40,7 @@ class Arguments {
   // A comma list of enumerated values ("shared,private"), each one of `allowed`, none twice.
   std::vector<std::string> choices(const std::string& name, const std::string& fallback,
                                    const std::vector<std::string>& allowed) const;
-  // The payload sizes of a sweep, in bytes, ascending: `--sizes 8,64,512` (K and M suffixes:
+  // The payload sizes of a sweep, in bytes, ascending: `--sizes 8,64,512` (K or KiB, M or MiB:
   // 1024, 1024^2), or nccl-tests' `-b MIN -e MAX -f FACTOR` (--min-bytes, --max-bytes,
   // --step-factor: MIN, MIN*F, ... up to MAX), or `fallback`. Each in [min, max].
   std::vector<uint64_t> sizes(const std::vector<uint64_t>& fallback, uint64_t min,

@@ -130,5 +130,45 @@ class Sweep(unittest.TestCase):
             self.assertIn(words, p.stderr, args)
 
 
+class ProgressLines(unittest.TestCase):
+    ARGS = ["latency", "--sizes", "8,512", "--quick", "--runs", "1", "--iterations", "50", "--warmup", "5"]
+
+    def lines(self, stderr):
+        return [l for l in stderr.splitlines() if l.startswith("latency [")]
+
+    def test_progress_prints_a_line_per_case_with_an_eta(self):
+        lines = self.lines(run(*self.ARGS, "--progress").stderr)
+        self.assertEqual(len(lines), 3, lines)  # inline 8 B, pointer 8 B, pointer 512 B
+        self.assertRegex(lines[0], r"^latency \[1/3\] inline 8 B: [0-9.]+ s, ETA [0-9.]+ s$")
+        self.assertRegex(lines[2], r"^latency \[3/3\] pointer 512 B: [0-9.]+ s, done$")
+
+    def test_quiet_when_not_a_terminal_or_asked(self):
+        self.assertEqual(self.lines(run(*self.ARGS).stderr), [])
+        self.assertEqual(self.lines(run(*self.ARGS, "--quiet").stderr), [])
+        p = run(*self.ARGS, "--quiet", "--progress", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--quiet and --progress", p.stderr)
+
+    def test_a_terminal_gets_lines_unless_quiet(self):
+        import pty
+        for extra, expected in (([], 3), (["--quiet"], 0)):
+            leader, follower = pty.openpty()
+            p = subprocess.run([DISSECT, *self.ARGS, *extra], stdout=subprocess.DEVNULL, stderr=follower,
+                               timeout=300)
+            os.close(follower)
+            text = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                text += chunk
+            os.close(leader)
+            self.assertEqual(p.returncode, 0)
+            self.assertEqual(len(self.lines(text.decode().replace("\r", ""))), expected, extra)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
