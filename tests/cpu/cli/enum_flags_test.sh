@@ -15,6 +15,12 @@ for command in $commands report; do
   # "  --handoff {baseline|tuned}=tuned" and "  --probe-ring {shared|private},...=shared,private"
   flags=$(grep -oE -- '--[a-z0-9-]+ \{[^}]+\}' <<<"$help" | sort -u)
   [[ "$flags" == *"--provider {"* ]] || fail "$command: --provider is not listed with its allowed values"
+  # The README's claim: every experiment takes these.
+  if [ "$command" != report ]; then
+    for common in --runs --quick --output --csv --raw --progress --quiet; do
+      grep -qE -- "^ +$common( |$)" <<<"$help" || fail "$command --help does not list $common"
+    done
+  fi
   while read -r flag set; do
     [ -n "$flag" ] || continue
     values=${set#\{}; values=${values%\}}
