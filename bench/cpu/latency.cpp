@@ -7,6 +7,11 @@
 //   put+completion  issue and the wait until its CQE retires it
 //   round trip      PE0 writes a word into PE1; PE1, polling that word, writes it back; PE0 sees it
 //
+// `--sizes 8,64,512` (or nccl-tests' `-b 8 -e 512 -f 2`) sweeps the payload: every size runs the
+// pointer write, and the inline one up to the 220 B inline limit the paper uses. The value of a
+// write sits in its first and its last 8 B word; the round trip polls the last one (as perftest
+// polls the last byte), the checks read the first.
+//
 // One outstanding operation; `--warmup` operations are discarded; each of `--runs` runs builds a
 // fresh fabric (a softnic and its PEs, or newly connected QPs on both ranks). The payload (the
 // operation's sequence number) is checked after every operation when both PEs are in this process,
@@ -20,6 +25,7 @@
 
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/fabric.h"
+#include "dissect/bench/progress.h"
 #include "dissect/common/wait.h"
 #include "dissect/common/error.h"
 #include "dissect/gda/gda.h"
@@ -44,6 +50,11 @@ struct LatencyConfig {
 // (from kSourceWord) is this PE's source for pointer writes.
 constexpr size_t kBufferWords = 512;
 constexpr size_t kSourceWord = 256;
+constexpr uint64_t kMaxBytes = (kBufferWords - kSourceWord) * 8;  // the source half: 2 KiB
+constexpr uint64_t kMaxInlineBytes = 220;                          // the paper's inline limit
+
+// The word of a `size` B write that the round trip polls: its last whole 8 B word.
+size_t last_word(uint64_t size) { return size / 8 - 1; }
 
 FabricConfig fabric_config(const LatencyConfig& c) {
   return FabricConfig{1, kBufferWords, static_cast<uint32_t>(c.sq_depth)};
@@ -61,14 +72,16 @@ gda::Status send_word(FabricSide& from, bool use_inline, uint32_t size, uint64_t
                                               gda::Completion::signaled, end);
   }
   if (use_inline) {
-    uint64_t payload[32];  // size <= 220: the value, then zeros up to `size` bytes
+    uint64_t payload[32];  // size <= 220: the value, zeros, the value in the last whole word
+    std::memset(payload, 0, sizeof payload);
     payload[0] = value;
-    std::memset(payload + 1, 0, size - 8);
+    payload[last_word(size)] = value;
     gda::InlineWriteRequest r{payload, size, remote, from.peer.rkey};
     return gda::put_inline<Policy, kExclusive>(qp, r, gda::Completion::signaled, end);
   }
   uint64_t* source = from.buffer + kSourceWord;
   source[0] = value;
+  source[last_word(size)] = value;
   gda::WriteRequest r{reinterpret_cast<uintptr_t>(source), from.lkey, size, remote,
                       from.peer.rkey};
   return gda::put<Policy, kExclusive>(qp, r, gda::Completion::signaled, end);
@@ -127,7 +140,7 @@ void respond(Fabric& f, const LatencyConfig& c, bool use_inline) {
   FabricSide& me = f.side(1);
   const nic::QpHandle qp = me.qps[0];
   for (uint64_t i = 0; i < c.warmup + c.iterations; ++i) {
-    wait_for_word(me.buffer, i + 1);
+    wait_for_word(me.buffer + last_word(c.size), i + 1);
     uint64_t end = 0;
     check(send_word(me, use_inline, static_cast<uint32_t>(c.size), i + 1, &end), "reply");
     check(gda::wait_completion<Policy, kExclusive>(qp, end), "reply completion");
@@ -160,7 +173,7 @@ bool run_round_trip(Fabric& f, const LatencyConfig& c, bool use_inline,
       uint64_t end = 0;
       const uint64_t t0 = now_ns();
       check(send_word(me, use_inline, static_cast<uint32_t>(c.size), i + 1, &end), "ping");
-      const uint64_t t1 = wait_for_word(me.buffer, i + 1);
+      const uint64_t t1 = wait_for_word(me.buffer + last_word(c.size), i + 1);
       check(gda::wait_completion<Policy, kExclusive>(qp, end), "ping completion");
       if (i >= c.warmup) round_trip->push_back((t1 - t0) / 1e3);
     }
@@ -213,18 +226,27 @@ int run_latency(const Arguments& arguments, Report& report) {
   c.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000);
   c.warmup = arguments.integer("warmup", quick ? 200 : 1000, 0, 100'000'000);
   c.runs = arguments.integer("runs", 3, 1, 100);
-  c.size = arguments.integer("size", 8, 8, 220);  // up to the inline limit used by the paper
+  const uint64_t size = arguments.integer("size", 8, 8, kMaxBytes);  // one size: --sizes N
+  const std::vector<uint64_t> sizes = arguments.sizes({size}, 8, kMaxBytes);
   c.sq_depth = arguments.power_of_two("sq-depth", 64, mlx5::MLX5_MAX_SQ_WQEBBS);
   arguments.check_all_used();
   const std::unique_ptr<FabricSession> session = fabric.open();
-  for (bool use_inline : {true, false}) {
-    Result r = measure(*session, c, use_inline);
-    // Both ranks know the outcome (read_word is collective), so both stop here together.
-    if (!r.payload_validated) {
+  size_t cases = 0;
+  for (uint64_t s : sizes) cases += s <= kMaxInlineBytes ? 2 : 1;
+  Progress progress("latency", cases);
+  for (uint64_t s : sizes) {
+    c.size = s;
+    for (bool use_inline : {true, false}) {
+      if (use_inline && s > kMaxInlineBytes) continue;  // beyond the inline limit: pointer only
+      Result r = measure(*session, c, use_inline);
+      progress.done(r.label);
+      // Both ranks know the outcome (read_word is collective), so both stop here together.
+      if (!r.payload_validated) {
+        report.add(r);
+        throw Error("latency: payload validation failed for " + r.label);
+      }
       report.add(r);
-      throw Error("latency: payload validation failed for " + r.label);
     }
-    report.add(r);
   }
   if (!session->measures()) report.set_served(session->served_line("latency"));
   return 0;

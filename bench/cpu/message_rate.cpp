@@ -6,6 +6,7 @@
 // `--batch` WQEs per doorbell, only the last signalled, keeping at most `--window` WQEs in flight
 // before it waits for completions. The rate is WQEs completed per second over the timed interval;
 // the payload of the last batch of every submitter is checked after the run, on the rank it landed.
+// `--sizes 8,64,512` (or `-b 8 -e 512 -f 2`) runs every size; each row's label then ends in it.
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "dissect/bench/fabric.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/error.h"
@@ -129,22 +131,29 @@ int run_rate(const Arguments& arguments, Report& report) {
   c.window = arguments.integer("window", 256, 1, 1024);
   c.messages = arguments.integer("messages", quick ? 20000 : 200000, 1, 1ull << 32);
   c.runs = arguments.integer("runs", 3, 1, 100);
-  c.size = arguments.integer("size", 8, 1, 64 * 8);
+  const uint64_t size = arguments.integer("size", 8, 1, 64 * 8);  // one size: --sizes N
+  const std::vector<uint64_t> sizes = arguments.sizes({size}, 1, 64 * 8);
   c.shared = arguments.flag("shared");
   arguments.check_all_used();
   const std::unique_ptr<FabricSession> session = fabric.open();
   // Without --batch the report sweeps batch 1 and 16, as Figure 3b and Figure 7 do.
   const std::vector<uint64_t> batches = c.batch ? std::vector<uint64_t>{c.batch}
                                                 : std::vector<uint64_t>{1, 16};
-  for (uint64_t batch : batches) {
-    RateConfig one = c;
-    one.batch = batch;
-    one.window = std::max(c.window, batch);
-    one.messages = (c.messages + batch - 1) / batch * batch;
-    Result r = measure(*session, one);
-    const bool valid = r.payload_validated;
-    report.add(r);
-    if (!valid) throw Error("rate: payload validation failed for " + report.results().back().label);
+  Progress progress("rate", sizes.size() * batches.size());
+  for (uint64_t s : sizes) {
+    for (uint64_t batch : batches) {
+      RateConfig one = c;
+      one.size = s;
+      one.batch = batch;
+      one.window = std::max(c.window, batch);
+      one.messages = (c.messages + batch - 1) / batch * batch;
+      Result r = measure(*session, one);
+      if (sizes.size() > 1) r.label += ", " + std::to_string(s) + " B";  // one row per size
+      progress.done(r.label);
+      const bool valid = r.payload_validated;
+      report.add(r);
+      if (!valid) throw Error("rate: payload validation failed for " + report.results().back().label);
+    }
   }
   if (!session->measures()) report.set_served(session->served_line("rate"));
   return 0;

@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 
@@ -22,11 +23,13 @@ class Arguments::Parser {
   }
 
   // The values given for --name: empty when absent, two or more when repeated.
+  // `alias` is a one-letter short form ("b" for -b), or empty.
   std::vector<std::string> option(const std::string& name, const std::string& type,
-                                  const std::string& fallback) {
+                                  const std::string& fallback, const std::string& alias = "") {
     CLI::Option* o = app_.get_option_no_throw("--" + name);
     if (o == nullptr) {
-      o = app_.add_option("--" + name)->type_name(type)->default_str(fallback);
+      const std::string names = alias.empty() ? "--" + name : "-" + alias + ",--" + name;
+      o = app_.add_option(names)->type_name(type)->default_str(fallback);
       o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
       parse();
     }
@@ -142,6 +145,124 @@ uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uin
 
 bool Arguments::flag(const std::string& name) const { return parser_->flag(name); }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& words, const char* separator) {
+  std::string all;
+  for (const auto& w : words) all += (all.empty() ? "" : separator) + w;
+  return all;
+}
+
+std::string not_allowed(const std::string& name, const std::string& value,
+                        const std::vector<std::string>& allowed) {
+  return "--" + name + " = '" + value + "' is not one of the allowed values: " +
+         joined(allowed, ", ");
+}
+
+bool member(const std::vector<std::string>& allowed, const std::string& value) {
+  for (const auto& a : allowed) {
+    if (a == value) return true;
+  }
+  return false;
+}
+
+// "512", "4K", "1M" in bytes; throws naming the flag.
+uint64_t parse_size(const std::string& name, const std::string& item, uint64_t min, uint64_t max) {
+  std::string digits = item;
+  uint64_t scale = 1;
+  if (digits.size() > 3 && digits.compare(digits.size() - 2, 2, "iB") == 0) digits.resize(digits.size() - 2);
+  if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'k')) scale = 1024;
+  if (!digits.empty() && (digits.back() == 'M' || digits.back() == 'm')) scale = 1024 * 1024;
+  if (scale != 1) digits.pop_back();
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "] bytes";
+  uint64_t value = 0;
+  try {
+    value = parse_decimal(name, digits);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--" + name + ": '" + item + "' is not a size in " + range +
+                          " (decimal, optional K, M, KiB or MiB)");
+  }
+  if (value > max / scale || value * scale < min) {
+    throw InvalidArgument("--" + name + ": '" + item + "' is out of range " + range);
+  }
+  return value * scale;
+}
+
+}  // namespace
+
+std::string Arguments::choice(const std::string& name, const std::string& fallback,
+                              const std::vector<std::string>& allowed) const {
+  const auto values = parser_->option(name, "{" + joined(allowed, "|") + "}", fallback);
+  if (values.empty() || parser_->help()) return fallback;
+  if (!member(allowed, values[0])) throw InvalidArgument(not_allowed(name, values[0], allowed));
+  return values[0];
+}
+
+std::vector<std::string> Arguments::choices(const std::string& name, const std::string& fallback,
+                                            const std::vector<std::string>& allowed) const {
+  const auto values = parser_->option(name, "{" + joined(allowed, "|") + "},...", fallback);
+  const std::string text = values.empty() || parser_->help() ? fallback : values[0];
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    if (!member(allowed, item)) throw InvalidArgument(not_allowed(name, item, allowed));
+    if (member(out, item)) throw InvalidArgument("--" + name + " names '" + item + "' twice");
+    out.push_back(item);
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::vector<uint64_t> Arguments::sizes(const std::vector<uint64_t>& fallback, uint64_t min,
+                                       uint64_t max) const {
+  std::string fallback_text;
+  for (uint64_t v : fallback) fallback_text += (fallback_text.empty() ? "" : ",") + std::to_string(v);
+  const auto list = parser_->option("sizes", "SIZE,...", fallback_text);
+  const auto low = parser_->option("min-bytes", "SIZE", "", "b");
+  const auto high = parser_->option("max-bytes", "SIZE", "", "e");
+  const auto factor = parser_->option("step-factor", "UINT >= 2", "2", "f");
+  if (parser_->help()) return fallback;
+  const bool range = !low.empty() || !high.empty() || !factor.empty();
+  if (!list.empty() && range) {
+    throw InvalidArgument("--sizes and -b/-e/-f (--min-bytes, --max-bytes, --step-factor) both given; give one");
+  }
+  std::vector<uint64_t> out;
+  if (!list.empty()) {
+    const std::string& text = list[0];
+    size_t at = 0;
+    while (at <= text.size()) {
+      const size_t comma = std::min(text.find(',', at), text.size());
+      out.push_back(parse_size("sizes", text.substr(at, comma - at), min, max));
+      at = comma + 1;
+    }
+  } else if (range) {
+    if (low.empty() || high.empty()) {
+      throw InvalidArgument("-b (--min-bytes) and -e (--max-bytes) go together: give both");
+    }
+    const uint64_t b = parse_size("min-bytes", low[0], min, max);
+    const uint64_t e = parse_size("max-bytes", high[0], min, max);
+    const uint64_t f = factor.empty() ? 2 : parse_decimal("step-factor", factor[0]);
+    if (f < 2 || f > 1024) {
+      throw InvalidArgument("--step-factor = " + std::to_string(f) + " is out of range [2, 1024]");
+    }
+    if (b > e) {
+      throw InvalidArgument("-b (--min-bytes) = " + std::to_string(b) + " is larger than -e (--max-bytes) = " +
+                            std::to_string(e));
+    }
+    for (uint64_t v = b; v <= e; v *= f) {
+      out.push_back(v);
+      if (v > e / f) break;
+    }
+  } else {
+    return fallback;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 bool Arguments::help_requested() const { return parser_->help(); }
 
 namespace {
@@ -172,17 +293,16 @@ std::string Arguments::subcommand() const {
 }
 
 std::string Arguments::provider(const std::vector<std::string>& supported) const {
-  const std::string name = text("provider", "softnic");
+  const auto values = parser_->option("provider", "{" + joined(supported, "|") + "}", "softnic");
+  if (values.empty() || parser_->help()) return "softnic";
+  const std::string& name = values[0];
   for (const auto& s : supported) {
     if (s == name) return name;
   }
   if (name == "mlx5" || name == "ibverbs") {
     throw InvalidArgument(not_wired(name, subcommand(), supported));
   }
-  std::string list;
-  for (const auto& s : supported) list += (list.empty() ? "" : ", ") + s;
-  throw InvalidArgument("unknown provider '" + name + "' for this experiment (supported: " + list +
-                        ")");
+  throw InvalidArgument("unknown provider: " + not_allowed("provider", name, supported));
 }
 
 void Arguments::check_all_used() const {

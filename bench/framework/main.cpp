@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
 #include "report_command.h"
@@ -29,8 +30,10 @@ void print_usage(std::FILE* out) {
     std::fprintf(out, "  %-20s %s\n", e.name, e.summary);
   }
   std::fprintf(out,
-               "\ncommon flags: --provider softnic, --runs N, --iterations N, --warmup N, --output "
-               "FILE.json; dissect <command> --help lists a command's flags\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
+               "\ncommon flags: --provider softnic, --runs N, --quick, --output FILE.json, --csv "
+               "FILE.csv, --raw (per-sample times in the JSON), --progress, --quiet;\n"
+               "--iterations N and --warmup N where an experiment times single operations; "
+               "dissect <command> --help lists a command's flags\nlatency and rate also take --provider mlx5 on two ranks (--device mlx5_X, "
                "--gid-index N; docs/hardware.md)\nEvery number measured on the softnic is a "
                "software model, not a ConnectX.\n");
 }
@@ -38,11 +41,19 @@ void print_usage(std::FILE* out) {
 int run_experiment(const dissect::bench::Experiment& experiment, int argc, char** argv) {
   dissect::bench::Arguments arguments(argc, argv);
   const std::string output = arguments.text("output", "");
+  const std::string csv = arguments.text("csv", "");
+  dissect::bench::set_keep_raw_samples(arguments.flag("raw"));
+  const bool quiet = arguments.flag("quiet"), progress = arguments.flag("progress");
+  if (quiet && progress) throw dissect::InvalidArgument("--quiet and --progress contradict each other; give one");
+  dissect::bench::set_progress_mode(quiet      ? dissect::bench::ProgressMode::quiet
+                                    : progress ? dissect::bench::ProgressMode::always
+                                               : dissect::bench::ProgressMode::automatic);
   // Before the run, which may measure for minutes: a path that cannot be written loses them all.
-  if (!output.empty() && !arguments.help_requested()) {
-    const std::string problem = dissect::output_path_problem(output);
+  for (const auto& [flag, path] : {std::pair{"--output", output}, std::pair{"--csv", csv}}) {
+    if (path.empty() || arguments.help_requested()) continue;
+    const std::string problem = dissect::output_path_problem(path);
     if (!problem.empty()) {
-      throw dissect::InvalidArgument("--output '" + output + "' cannot be written: " + problem);
+      throw dissect::InvalidArgument(std::string(flag) + " '" + path + "' cannot be written: " + problem);
     }
   }
   dissect::bench::Report report;
@@ -56,6 +67,10 @@ int run_experiment(const dissect::bench::Experiment& experiment, int argc, char*
   if (!output.empty()) {
     report.write_json(output, arguments.command_line());
     std::printf("results: %s\n", output.c_str());
+  }
+  if (!csv.empty()) {
+    report.write_csv(csv);
+    std::printf("csv: %s\n", csv.c_str());
   }
   return status;
 }

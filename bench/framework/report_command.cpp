@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
 #include "dissect/telemetry/session.h"
@@ -110,7 +111,10 @@ int report_main(int argc, char** argv) {
   const bool quick = arguments.flag("quick");
   const std::string only = arguments.text("only", "");
   arguments.provider({"softnic"});  // the report's experiments run on the softnic only
+  const bool quiet = arguments.flag("quiet"), progress = arguments.flag("progress");
   arguments.check_all_used();
+  if (quiet && progress) throw InvalidArgument("--quiet and --progress contradict each other; give one");
+  set_progress_mode(quiet ? ProgressMode::quiet : progress ? ProgressMode::always : ProgressMode::automatic);
   const std::vector<const Experiment*> chosen = selected(only);
   if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
     throw Error("cannot create the report directory '" + directory + "': " + std::strerror(errno));
@@ -123,6 +127,7 @@ int report_main(int argc, char** argv) {
   int status = 0;
   for (const Experiment* experiment : chosen) status |= run_part(*experiment, quick, report);
   report.write_json(results, arguments.command_line());
+  report.write_csv(directory + "/results.csv");  // one row per result, metric and run
   std::vector<std::string> script = {"python3", std::string(DISSECT_SOURCE_DIR) + "/scripts/report.py",
                                      results, directory};
   // With DISSECT_TELEMETRY_ENABLE=1 the report gains a telemetry summary of this process's file.

@@ -44,12 +44,15 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
   for (const GpuMetric& m : g.metrics) {
     Metric out;
     out.name = m.name;
-    out.unit = "us";
+    // "ns per message" (gpu-telemetry-rate) stays in ns, as its name says; latencies are in us.
+    const bool per_message = m.name.find("ns per message") != std::string::npos;
+    out.unit = per_message ? "ns" : "us";
+    const double scale = per_message ? 1 : 1e3;
     for (size_t i = 0; i < m.p50_ns.size(); ++i) {
       Summary s;
-      s.p10 = m.p10_ns[i] / 1e3;
-      s.p50 = m.p50_ns[i] / 1e3;
-      s.p90 = m.p90_ns[i] / 1e3;
+      s.p10 = m.p10_ns[i] / scale;
+      s.p50 = m.p50_ns[i] / scale;
+      s.p90 = m.p90_ns[i] / scale;
       s.samples = c.iterations;
       out.runs.push_back(s);
     }
@@ -68,9 +71,9 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
   a.provider({"softnic"});
   GpuExperimentConfig c;
   const bool quick = a.flag("quick");
-  c.engine = a.text("engine", "gpu-kernel");
-  c.placement = a.text("placement", c.engine == "host-thread" ? "host" : "gpu");
-  c.pe_layout = a.text("layout", "one-gpu");
+  c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"});
+  c.placement = a.choice("placement", c.engine == "host-thread" ? "host" : "gpu", {"gpu", "host"});
+  c.pe_layout = a.choice("layout", "one-gpu", {"one-gpu", "two-gpus"});
   c.device = static_cast<int>(a.integer("device", 0, 0, 64));
   c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100));
   c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 10'000'000));

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
 namespace dissect::bench {
@@ -64,18 +65,32 @@ int run_proxy_clock(const Arguments& arguments, Report& report) {
   o.idle_ms = arguments.integer("idle-ms", quick ? 500 : 2000, 0, 600'000);
   o.warmup_ms = arguments.integer("warmup-ms", quick ? 300 : 1000, 0, 600'000);
   o.iterations = arguments.integer("iterations", quick ? 500 : 2000, 10, 100'000'000);
-  o.handoff = proxy::handoff_from_string(arguments.text("handoff", "tuned").c_str());
+  const uint64_t runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
   const std::string cores = arguments.text("cores", "");
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();
-  for (const ProxyClockState& s : measure_proxy_clock(o)) {
+  // Each run is a fresh rig, idled and then warmed again; the labels and clocks are the first
+  // run's, every run's put+completion is one run of the metric.
+  Progress progress("proxy-clock", runs);
+  std::vector<ProxyClockState> states;
+  std::vector<std::vector<Summary>> put_completion;
+  for (uint64_t run = 0; run < runs; ++run) {
+    const std::vector<ProxyClockState> measured = measure_proxy_clock(o);
+    if (run == 0) states = measured, put_completion.resize(measured.size());
+    for (size_t i = 0; i < measured.size(); ++i) put_completion[i].push_back(measured[i].put_completion);
+    progress.done("run " + std::to_string(run + 1) + " (cold and warm)");
+  }
+  for (size_t i = 0; i < states.size(); ++i) {
+    const ProxyClockState& s = states[i];
     Result r = proxy_result("proxy-clock", "proxy " + std::string(proxy::to_string(o.handoff)) + ", " + s.state);
     r.knobs = {{"handoff", proxy::to_string(o.handoff)}, {"workers (T)", "1"}, {"rings (R)", "1"},
                {"batch (B)", "1"}, {"state", s.state}, {"idle_ms", std::to_string(o.idle_ms)},
                {"warmup_ms", std::to_string(o.warmup_ms)},
                {"pinning", cores.empty() ? "unpinned" : "cores " + cores}};
-    r.metrics = {{"put+completion", "us", {s.put_completion}}};
+    r.knobs.emplace_back("iterations", std::to_string(o.iterations));
+    r.metrics = {{"put+completion", "us", put_completion[i]}};
     r.payload_validated = true;
     add_clock_environment(s.clocks_before, "before.", &r.environment);
     add_clock_environment(s.clocks_after, "after.", &r.environment);

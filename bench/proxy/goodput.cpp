@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "dissect/bench/loopback_fabric.h"
 #include "dissect/gda/gda.h"
 #include "proxy_bench_rig.h"
@@ -46,6 +47,7 @@ struct GoodputOptions {
   uint64_t min_messages = 64;       // per producer
   uint64_t runs = 3;
   ProxyPlacement placement;
+  Progress* progress = nullptr;  // told of every finished size of every run and path
 };
 
 uint64_t region_stride(uint64_t max_size) { return (max_size + 4095) / 4096 * 4096; }
@@ -90,6 +92,12 @@ void proxy_producer(ProxyBenchRig& rig, uint32_t ring_number, uint64_t offset, u
   }
 }
 
+std::string size_text(uint64_t size) {
+  if (size >= kMiB && size % kMiB == 0) return std::to_string(size / kMiB) + " MiB";
+  if (size >= 1024 && size % 1024 == 0) return std::to_string(size / 1024) + " KiB";
+  return std::to_string(size) + " B";
+}
+
 // Goodput (GB/s) per size, one run; *valid cleared on a payload mismatch.
 template <typename Handoff>
 std::vector<double> proxy_run(const GoodputOptions& o, uint64_t run, bool* valid,
@@ -123,6 +131,7 @@ std::vector<double> proxy_run(const GoodputOptions& o, uint64_t run, bool* valid
     if (!v) std::fprintf(stderr, "goodput: mini-proxy payload mismatch at %llu B\n", static_cast<unsigned long long>(size));
     *valid &= v;
     goodput.push_back(double(size) * count * o.workers / double(t1 - t0));  // bytes per ns = GB/s
+    if (o.progress) o.progress->done("mini-proxy " + size_text(size) + ", run " + std::to_string(run + 1));
   }
   *clocks = rig.worker_clocks();
   *placement = rig.placement();
@@ -187,44 +196,12 @@ std::vector<double> gda_run(const GoodputOptions& o, uint64_t run, bool* valid) 
     if (!v) std::fprintf(stderr, "goodput: mini-gda payload mismatch at %llu B\n", static_cast<unsigned long long>(size));
     *valid &= v;
     goodput.push_back(double(size) * count * o.gda_threads / double(t1 - t0));
+    if (o.progress) o.progress->done("mini-gda " + size_text(size) + ", run " + std::to_string(run + 1));
   }
   return goodput;
 }
 
 // --- the subcommand --------------------------------------------------------------------------
-
-std::string size_text(uint64_t size) {
-  if (size >= kMiB && size % kMiB == 0) return std::to_string(size / kMiB) + " MiB";
-  if (size >= 1024 && size % 1024 == 0) return std::to_string(size / 1024) + " KiB";
-  return std::to_string(size) + " B";
-}
-
-std::vector<uint64_t> parse_sizes(const std::string& text) {
-  std::vector<uint64_t> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    errno = 0;
-    uint64_t v = std::strtoull(item.c_str(), &end, 10);
-    const bool saturated = errno == ERANGE;  // strtoull caps an overflow at 2^64 - 1
-    std::string unit = end ? end : "";
-    uint64_t scale = 1;
-    if (unit == "K" || unit == "k" || unit == "KiB") scale = 1024, unit.clear();
-    else if (unit == "M" || unit == "m" || unit == "MiB") scale = kMiB, unit.clear();
-    // Checked before scaling: 2^54 K would wrap around to a small size.
-    const bool too_large = saturated || v > 64 * kMiB / scale;
-    v *= too_large ? 1 : scale;
-    if (item.empty() || item[0] == '-' || !unit.empty() || v == 0 || too_large) {
-      throw InvalidArgument("--sizes: '" + item + "' is not a size in 1..64M bytes (in '" + text + "')");
-    }
-    out.push_back(v);
-  }
-  if (out.empty()) throw InvalidArgument("--sizes is empty");
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -235,8 +212,7 @@ int run_goodput(const Arguments& arguments, Report& report) {
   arguments.provider({"softnic"});
   const bool quick = arguments.flag("quick");
   GoodputOptions o;
-  const std::string sizes = arguments.text("sizes", "");
-  if (!sizes.empty()) o.sizes = parse_sizes(sizes);
+  o.sizes = arguments.sizes(o.sizes, 1, 64 * kMiB);
   o.workers = static_cast<uint32_t>(arguments.integer("workers", 4, 1, 64));
   o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64));
   o.gda_threads = static_cast<uint32_t>(arguments.integer("gda-threads", o.workers, 1, 64));
@@ -247,7 +223,7 @@ int run_goodput(const Arguments& arguments, Report& report) {
                           std::to_string(o.batch) + ": a window holds at least one batch");
   }
   o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  o.handoff = proxy::handoff_from_string(arguments.text("handoff", "tuned").c_str());
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
   o.bytes = arguments.integer("bytes", quick ? 256 * kMiB : 1024 * kMiB, 1, 1ull << 40);
   o.max_messages = arguments.integer("max-messages", quick ? 200000 : 1000000, 1, 1'000'000'000);
   o.min_messages = arguments.integer("min-messages", quick ? 16 : 64, 1, 1'000'000'000);
@@ -256,6 +232,8 @@ int run_goodput(const Arguments& arguments, Report& report) {
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();
+  Progress progress("goodput", 2 * o.sizes.size() * o.runs);
+  o.progress = &progress;
 
   const size_t n = o.sizes.size();
   std::vector<std::vector<double>> proxy_gb(n), gda_gb(n);  // [size][run]

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
 namespace dissect::bench {
@@ -121,6 +122,9 @@ ProxyLatencyRow measure_row(const ProxyLatencyOptions& o, ProxyLatencyResult* re
     result->store16_reference.push_back(summarize(store16_samples(o)));
     result->worker_clocks = rig.worker_clocks();
     result->placement = rig.placement();
+    if (o.progress) {
+      o.progress->done(std::string("proxy ") + proxy::to_string(kind) + ", run " + std::to_string(run + 1));
+    }
   }
   return row;
 }
@@ -148,6 +152,8 @@ int run_proxy_latency(const Arguments& arguments, Report& report) {
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();
+  Progress progress("proxy-latency", 2 * o.runs);
+  o.progress = &progress;
   const ProxyLatencyResult m = measure_proxy_latency(o);
   for (const ProxyLatencyRow& row : m.rows) {
     Result r = proxy_result("proxy-latency", std::string("proxy ") + proxy::to_string(row.handoff));

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
 namespace dissect::bench {
@@ -240,15 +241,14 @@ int run_proxy_load(const Arguments& arguments, Report& report) {
   const bool quick = arguments.flag("quick");
   LoadOptions o;
   o.background = parse_list(arguments.text("background", "0,1,4,16"), "background");
-  const std::string probe_ring = arguments.text("probe-ring", "shared,private");
-  if (probe_ring == "shared") o.shared_probe = {true};
-  else if (probe_ring == "private") o.shared_probe = {false};
-  else if (probe_ring != "shared,private" && probe_ring != "private,shared")
-    throw InvalidArgument("--probe-ring: '" + probe_ring + "' (expected shared, private or shared,private)");
+  o.shared_probe.clear();
+  for (const std::string& ring : arguments.choices("probe-ring", "shared,private", {"shared", "private"})) {
+    o.shared_probe.push_back(ring == "shared");
+  }
   o.workers = static_cast<uint32_t>(arguments.integer("workers", 2, 1, 64));
   o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64));
   o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  o.handoff = proxy::handoff_from_string(arguments.text("handoff", "tuned").c_str());
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
   o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
   o.probe_ms = arguments.integer("probe-ms", quick ? 300 : 1000, 1, 60'000);
   o.ramp_ms = arguments.integer("ramp-ms", quick ? 50 : 100, 0, 60'000);
@@ -259,6 +259,7 @@ int run_proxy_load(const Arguments& arguments, Report& report) {
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();
 
+  Progress progress("proxy-load", o.shared_probe.size() * o.background.size());
   bool all_valid = true;
   for (const bool shared : o.shared_probe) {
     for (const uint32_t background : o.background) {
@@ -299,6 +300,7 @@ int run_proxy_load(const Arguments& arguments, Report& report) {
                                            " (the probe's own excluded), over the probe's duration"}};
       add_clock_environment(last.clocks, "", &r.environment);
       all_valid &= valid;
+      progress.done(r.label);
       report.add(r);
     }
   }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
 namespace dissect::bench {
@@ -107,6 +108,7 @@ std::vector<ProxyRatePoint> measure_proxy_rate(const ProxyRateOptions& o) {
       }
       p.saturated = saturation(p, cores);
       points.push_back(p);
+      if (o.progress) o.progress->done("T=" + std::to_string(workers) + " B=" + std::to_string(batch));
     }
   }
   return points;
@@ -124,11 +126,13 @@ int run_proxy_rate(const Arguments& arguments, Report& report) {
   o.workers.clear();
   for (uint32_t t = 1; t <= max_workers; ++t) o.workers.push_back(t);
   o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  o.handoff = proxy::handoff_from_string(arguments.text("handoff", "tuned").c_str());
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
   const std::string cores = arguments.text("cores", "");
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();
+  Progress progress("proxy-rate", o.workers.size() * o.batches.size());
+  o.progress = &progress;
   bool valid = true;
   for (const ProxyRatePoint& p : measure_proxy_rate(o)) {
     Result r = proxy_result("proxy-rate", "T=" + std::to_string(p.workers) + " B=" + std::to_string(p.batch));

@@ -33,6 +33,18 @@ class Arguments {
   uint64_t integer(const std::string& name, uint64_t fallback, uint64_t min, uint64_t max) const;
   uint64_t power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const;
   bool flag(const std::string& name) const;  // present without a value
+  // An enumerated value: one of `allowed`, by name; anything else throws naming the flag and the
+  // allowed values. --help shows them as {a|b|c}.
+  std::string choice(const std::string& name, const std::string& fallback,
+                     const std::vector<std::string>& allowed) const;
+  // A comma list of enumerated values ("shared,private"), each one of `allowed`, none twice.
+  std::vector<std::string> choices(const std::string& name, const std::string& fallback,
+                                   const std::vector<std::string>& allowed) const;
+  // The payload sizes of a sweep, in bytes, ascending: `--sizes 8,64,512` (K or KiB, M or MiB:
+  // 1024, 1024^2), or nccl-tests' `-b MIN -e MAX -f FACTOR` (--min-bytes, --max-bytes,
+  // --step-factor: MIN, MIN*F, ... up to MAX), or `fallback`. Each in [min, max].
+  std::vector<uint64_t> sizes(const std::vector<uint64_t>& fallback, uint64_t min,
+                              uint64_t max) const;
   // The softnic is the provider every experiment supports; a subcommand lists the others it
   // drives (latency and rate: mlx5). A NIC provider it does not drive is refused by name.
   std::string provider(const std::vector<std::string>& supported) const;

@@ -14,6 +14,8 @@
 
 namespace dissect::bench {
 
+class Progress;  // dissect/bench/progress.h: a line per finished case on stderr
+
 inline constexpr const char* PROXY_PRODUCER = "host producer (host threads standing in for GPU threads)";
 
 struct ProxyPlacement {
@@ -28,6 +30,7 @@ struct ProxyLatencyOptions {
   uint64_t runs = 3;
   uint32_t ring_entries = 1024;
   ProxyPlacement placement;
+  Progress* progress = nullptr;  // told of every finished row and run
 };
 
 struct ProxyLatencyRow {
@@ -53,6 +56,7 @@ struct ProxyRateOptions {
   uint32_t ring_entries = 1024;
   proxy::Handoff handoff = proxy::Handoff::tuned;
   ProxyPlacement placement;
+  Progress* progress = nullptr;  // told of every finished point
 };
 
 struct ProxyRatePoint {

@@ -16,12 +16,30 @@ namespace dissect::bench {
 inline constexpr const char* SOFTNIC_MODEL =
     "softnic: a software model of the mlx5 interface, not a ConnectX";
 
-// Percentiles of one run's samples.
+// One run's samples: percentiles (nearest rank), and perftest's latency columns as
+// print_report_lat (perftest_parameters.c) computes them:
+//   the samples are sorted and the LAT_MEASURE_TAIL = 2 largest dropped (kept: n - 2, or all n
+//   when n <= 2); t_typical is the median of the kept (the mean of the two middle ones when their
+//   count is even); t_avg and t_stdev (population, sqrt(sum (avg - x)^2 / kept)) are over the kept;
+//   t_min = sorted[0]; t_max = sorted[kept] (the smaller dropped one: only the largest sample is
+//   out of sight); 99% = sorted[ceil(kept * 0.99)], 99.9% = sorted[ceil(kept * 0.999)] (indices
+//   clamped to n - 1). Differences, documented in docs/results.md: perftest rounds each deviation
+//   to an integer before squaring (we do not), and halves ping-pong times (rtt_factor 2); our
+//   "round trip" is the whole trip.
 struct Summary {
   double p10 = 0, p50 = 0, p90 = 0, p99 = 0;
   uint64_t samples = 0;
+  double t_min = 0, t_max = 0, t_typical = 0, t_avg = 0, t_stdev = 0, t_p99 = 0, t_p99_9 = 0;
+  bool perftest = false;    // the t_ columns were computed (summarize(); a GPU run has none)
+  uint64_t dropped = 0;     // tail samples perftest drops (2, or 0 when n <= 2)
+  std::vector<double> raw;  // every sample in measured order, kept only under --raw
 };
+inline constexpr uint64_t PERFTEST_MEASURE_TAIL = 2;  // perftest's LAT_MEASURE_TAIL
 Summary summarize(std::vector<double> samples);
+// --raw: summarize() keeps each run's samples, and the JSON carries them (`raw`).
+void set_keep_raw_samples(bool keep);
+// Metrics in a unit of time carry perftest's columns in the JSON, the CSV and the table.
+bool is_time_unit(const std::string& unit);
 
 struct Metric {
   std::string name;  // issue, put+completion, round trip, message rate, goodput
@@ -59,6 +77,9 @@ class Report {
   void print_table(std::FILE* out) const;  // one line per result and metric
   std::string to_json(const std::string& command_line) const;
   void write_json(const std::string& path, const std::string& command_line) const;
+  // One row per result, metric and run (docs/results.md lists the columns).
+  std::string to_csv() const;
+  void write_csv(const std::string& path) const;
   // Set by a rank that only served as a peer's target: main prints this line instead of a table
   // and writes no JSON (which could overwrite rank 0's on a shared file system).
   void set_served(std::string line) { served_ = std::move(line); }

@@ -2,7 +2,7 @@
 //
 // Ownership (rdma-core cq.c get_sw_cqe): software owns CQE number n (a free-running counter) when
 // its opcode is not INVALID and its owner bit equals bit log2(cqe_count) of n, so the expected
-// owner bit flips every time the counter wraps the power-of-two ring. Layout: research/gda.md §3.1.
+// owner bit flips every time the counter wraps the power-of-two ring. Layout: docs/mlx5_sources.md §3.1.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 // post_send_db). The doorbell is one 8-byte store to the UAR register; it carries the first 8 bytes
 // of a control segment, of which the NIC inspects only the WQE index and the QP number. Like
 // NVSHMEM, DeepEP and DOCA we ring with a synthetic control word: index = next free WQEBB, opcode 0,
-// ds 0. research/gda.md §2.1-§2.2.
+// ds 0. docs/mlx5_sources.md §2.1-§2.2.
 #pragma once
 
 #include <cstdint>

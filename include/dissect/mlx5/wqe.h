@@ -2,7 +2,7 @@
 //
 // A send WQE is a run of 16-byte segments ("DS") starting with the control segment; it occupies
 // ceil(ds / 4) 64-byte basic blocks (WQEBBs) of the send-queue ring. Every multi-byte field is
-// big-endian; inline payload bytes are copied raw. Layouts: research/gda.md §1, PRM "Send WQE".
+// big-endian; inline payload bytes are copied raw. Layouts: docs/mlx5_sources.md §1, PRM "Send WQE".
 #pragma once
 
 #include <cstddef>
@@ -162,7 +162,7 @@ DISSECT_HD inline void set_dc_av_seg(mlx5_wqe_av* seg, const mlx5_wqe_av& route,
   seg->dc_key = be64::from_host(dc_key);
 }
 // Compact form (16 B): the extended bit clear tells the NIC no GRH/MAC part follows; valid only
-// for InfiniBand without a GRH and with hca_cap.compact_address_vector (research/gda.md §1.9).
+// for InfiniBand without a GRH and with hca_cap.compact_address_vector (docs/mlx5_sources.md §1.9).
 DISSECT_HD inline void set_dc_av_compact_seg(mlx5_wqe_av_compact* seg,
                                              const mlx5_wqe_av_compact& route, uint32_t dctn,
                                              uint64_t dc_key) {
@@ -205,7 +205,7 @@ inline constexpr uint32_t RC_FETCH_ADD_DS = 4;
 inline constexpr uint32_t RC_MAX_INLINE_BY_DS = MLX5_MAX_DS * MLX5_SEND_WQE_DS - 32 - 4;
 
 // DC RDMA WRITE sizes in DS: ctrl + AV (3 full, 1 compact) + raddr + data. The full form takes
-// 96 B = two WQEBBs, the compact form one (research/gda.md §5.2).
+// 96 B = two WQEBBs, the compact form one (docs/mlx5_sources.md §5.2).
 inline constexpr uint32_t DC_AV_DS = sizeof(mlx5_wqe_av) / MLX5_SEND_WQE_DS;
 inline constexpr uint32_t DC_AV_COMPACT_DS = sizeof(mlx5_wqe_av_compact) / MLX5_SEND_WQE_DS;
 inline constexpr uint32_t DC_WRITE_DS = 1 + DC_AV_DS + 2;

@@ -52,7 +52,7 @@ std::shared_ptr<Device> open_device(const Mlx5Options& options) {
     if (!mlx5dv_is_supported(candidate)) continue;
     device->name = ibv_get_device_name(candidate);
     // DEVX is mandatory: GPU-resident queues and DEVX UARs need it (rdma-core silently drops it
-    // otherwise, research/gda.md §4.2 step 1).
+    // otherwise, docs/mlx5_sources.md §4.2: open with MLX5DV_CONTEXT_FLAGS_DEVX).
     mlx5dv_context_attr attr{};
     attr.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
     device->context.reset(mlx5dv_open_device(candidate, &attr));

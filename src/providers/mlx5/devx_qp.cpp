@@ -1,4 +1,4 @@
-// Route A: queues in GPU memory, created with DEVX commands (research/gda.md §4.2).
+// Route A: queues in GPU memory, created with DEVX commands (docs/mlx5_sources.md §4.2).
 #include <cstdlib>
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // mlx5 formats: segment bytes against rdma-core's own builders and the PRM tables of
-// research/gda.md; doorbell and ring arithmetic.
+// docs/mlx5_sources.md; doorbell and ring arithmetic.
 #include <gtest/gtest.h>
 
 #include <cstring>

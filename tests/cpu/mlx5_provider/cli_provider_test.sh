@@ -75,9 +75,9 @@ for command in $mlx5_wired; do
     "$command" --provider ibverbs
 done
 
-# An unknown provider keeps its own message (and the supported list).
+# An unknown provider is refused naming the flag and the supported list.
 stderr=$("$dissect" latency --provider nosuchnic 2>&1 >/dev/null)
-[[ "$stderr" == *"unknown provider 'nosuchnic'"*"supported: softnic"* ]] || fail "unknown provider: $stderr"
+[[ "$stderr" == *"unknown provider: --provider = 'nosuchnic'"*"allowed values: softnic, mlx5"* ]] || fail "unknown provider: $stderr"
 
 # doctor accepts mlx5 and reports on it (exit 0 ready, 1 a required check failed; never 2).
 out=$("$dissect" doctor --provider mlx5 --sysfs-root /nonexistent 2>&1); status=$?

@@ -1,5 +1,5 @@
 // DC address vectors against the bytes rdma-core's mlx5_create_ah + mlx5_send_wr_set_dc_addr
-// produce, offset by offset (research/gda.md §1.9 table).
+// produce, offset by offset (docs/mlx5_sources.md §1.9).
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,6 +1,6 @@
 // DC transport on the mlx5 provider: a DC target (DCT) receives from any DC initiator (DCI) that
 // knows its number and access key; one DCI reaches every target, each WQE naming its target in an
-// address vector (research/gda.md §1.9, §5.2).
+// address vector (docs/mlx5_sources.md §1.9, §5.2).
 //
 // Contract
 //  - Both are created from a ProtectionDomain of an mlx5 Nic (open_mlx5_nic); any other PD is

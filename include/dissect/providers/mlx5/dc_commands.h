@@ -1,7 +1,7 @@
 // DEVX commands of a DC initiator (DCI): CREATE_QP with st = DCI, then RST2INIT / INIT2RTR /
 // RTR2RTS. A DCI has no peer: the target (DCT number, DC key, route) travels in every WQE's
 // address vector (mlx5_wqe_av, wqe.h), so INIT2RTR carries no remote_qpn, rlid or rgid, only the
-// local path properties (PRM "DCI"; research/gda.md §5.2). The DC target (CREATE_DCT) is built by
+// local path properties (PRM "DCI"; docs/mlx5_sources.md §5.2). The DC target (CREATE_DCT) is built by
 // build_create_dct_in in devx_commands.h: a DCT is created ready and has no state sequence.
 // Values follow NVSHMEM (ibgda_qp_rst2init, ibgda_dci_init2rtr, ibgda_qp_rtr2rts) and UCX
 // (uct_dc_mlx5_iface_devx_dci_connect).

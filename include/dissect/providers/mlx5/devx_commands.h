@@ -1,4 +1,4 @@
-// Builders for the DEVX commands of GPU-resident queues (research/gda.md §4.2 steps 6, 9, 10; §5).
+// Builders for the DEVX commands of GPU-resident queues (docs/mlx5_sources.md §4.2: CREATE_CQ, CREATE_QP, the state transitions; §5).
 // Pure functions from plain parameter structs to command dwords: the provider hands the result to
 // mlx5dv_devx_obj_create / _modify unchanged, and the unit tests read it back field by field.
 #pragma once

@@ -1,6 +1,6 @@
 // CPU-assisted doorbells: when the GPU may not store to the UAR (cudaHostRegisterIoMemory refused),
 // the GPU stores its doorbell value into a shadow word in mapped host memory instead, and one host
-// thread forwards it (NVSHMEM's CPU NIC handler, DOCA's CPU proxy; research/gda.md §2.6, §4.5).
+// thread forwards it (NVSHMEM's CPU NIC handler, DOCA's CPU proxy; docs/mlx5_sources.md §2.6, §4.5).
 //
 // Per watched queue the thread does, whenever the shadow's WQE index moved:
 //   1. dbrec[MLX5_SND_DBR] = BE32(index)      -- the NIC reads the producer counter from here

@@ -1,7 +1,7 @@
 // The mlx5 provider: a ConnectX NIC through rdma-core, behind the nic layer's interface.
 //
 // Queue placement (QpAttributes::placement):
-//  - host: Route B (research/gda.md §4.6). rdma-core allocates the queues: ibv_create_cq_ex with
+//  - host: Route B (docs/mlx5_sources.md §4.6). rdma-core allocates the queues: ibv_create_cq_ex with
 //    IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (the submitter never writes the CQ DBR), mlx5dv_create_qp
 //    with MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE (READ/atomic results land in memory, not in the
 //    CQE), then mlx5dv_init_obj exposes the rings; with CUDA they are also mapped into the GPU.

@@ -1,6 +1,6 @@
 // RC connection through verbs: the ibv_modify_qp attribute and mask of each transition, as pure
 // functions of RcConnectParams. Masks are exactly the required set of the ibv_modify_qp(3) table
-// for IBV_QPT_RC (research/gda.md §5.1); a port with IBV_QPF_GRH_REQUIRED (RoCE) gets
+// for IBV_QPT_RC (docs/mlx5_sources.md §5.1); a port with IBV_QPF_GRH_REQUIRED (RoCE) gets
 // ah_attr.is_global = 1 and a filled grh. Used by the mlx5 provider (verbs-created QPs) and the
 // ibverbs provider alike.
 #pragma once

@@ -1,6 +1,6 @@
 // What one side needs to move an RC QP from RESET to RTS, independent of the API that applies it
 // (verbs ibv_modify_qp in qp_attr.h, or DEVX RST2INIT/INIT2RTR/RTR2RTS in devx_commands.h).
-// Defaults are the values NVSHMEM, NCCL and Mooncake use (research/gda.md §5.1).
+// Defaults are the values NVSHMEM, NCCL and Mooncake use (docs/mlx5_sources.md §5.1).
 #pragma once
 
 #include <cstdint>
