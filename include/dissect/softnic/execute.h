@@ -10,7 +10,7 @@
 // WQE completes with a flush error. A WQE whose control segment is unusable (stale, foreign, ds 0,
 // or longer than announced) occupies one WQEBB, so every announced WQEBB is either part of a WQE
 // that executed or has a CQE of its own: nothing is skipped silently. Syndromes follow the PRM
-// (research/gda.md §3.1); the first check a WQE fails decides, in this order (a write's
+// (docs/mlx5_sources.md §3.1); the first check a WQE fails decides, in this order (a write's
 // gather segments one after another):
 //   any WQE after the QP entered the error state (whatever its ctrl) -> WR_FLUSH_ERR    (0x05)
 //   stale WQE, foreign QPN, ds 0, ds spanning WQEBBs no doorbell announced, unknown opcode,
