@@ -1,5 +1,7 @@
-// The proxy experiments' rig: one softnic (host-thread engine), one connected QP pair per worker,
-// two registered buffers A and B, window 0 = A -> B and window 1 = B -> A.
+// The proxy experiments' rig: one softnic (host engine, `engine_threads` threads), one connected QP
+// pair per worker, two registered buffers A and B, window 0 = A -> B and window 1 = B -> A. The
+// workers' sending QPs are created first, so QP w (worker w) is served by engine thread
+// w % engine_threads and the receiving peers, which never send, take no thread's share of them.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +18,10 @@
 namespace dissect::bench {
 
 struct ProxyBenchRig {
-  ProxyBenchRig(proxy::ProxyConfig config, const ProxyPlacement& placement, size_t buffer_words)
-      : softnic(std::make_unique<softnic::SoftNic>()), pd(softnic->create_pd()),
-        a(buffer_words), b(buffer_words) {
+  ProxyBenchRig(proxy::ProxyConfig config, const ProxyPlacement& placement, size_t buffer_words,
+                uint32_t engine_threads = 1)
+      : softnic(std::make_unique<softnic::SoftNic>(engine_options(engine_threads))),
+        pd(softnic->create_pd()), a(buffer_words), b(buffer_words) {
     config.pin = placement.pin;
     config.cores = placement.cores;
     nic::QpAttributes attributes;
@@ -27,10 +30,13 @@ struct ProxyBenchRig {
     for (uint32_t w = 0; w < config.workers; ++w) {
       attributes.telemetry_channel = static_cast<int>(w);
       qps.push_back(pd->create_qp(attributes));
+    }
+    for (uint32_t w = 0; w < config.workers; ++w) {
+      attributes.telemetry_channel = static_cast<int>(w);
       peers.push_back(pd->create_qp(attributes));
-      qps.back()->connect(peers.back()->endpoint());
-      peers.back()->connect(qps.back()->endpoint());
-      handles.push_back(qps.back()->handle());
+      qps[w]->connect(peers[w]->endpoint());
+      peers[w]->connect(qps[w]->endpoint());
+      handles.push_back(qps[w]->handle());
     }
     a_mr = pd->register_memory(a.data(), a.size() * 8, nic::ACCESS_ALL);
     b_mr = pd->register_memory(b.data(), b.size() * 8, nic::ACCESS_ALL);
@@ -49,6 +55,11 @@ struct ProxyBenchRig {
     return out;
   }
   std::string placement() const { return proxy->placement(); }
+  static softnic::SoftNicOptions engine_options(uint32_t engine_threads) {
+    softnic::SoftNicOptions o;
+    o.engine_threads = engine_threads;
+    return o;
+  }
 
   std::unique_ptr<softnic::SoftNic> softnic;
   std::unique_ptr<nic::ProtectionDomain> pd;

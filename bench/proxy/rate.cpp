@@ -39,15 +39,17 @@ uint32_t available_cores() {
 }
 
 // In words, what most likely limited the point (the measurement cannot see inside the engine).
-std::string saturation(const ProxyRatePoint& p, uint32_t cores) {
-  const uint32_t spinning = p.producers + p.workers + 1;
+std::string saturation(const ProxyRatePoint& p, uint32_t cores, uint32_t engine_threads) {
+  const uint32_t spinning = p.producers + p.workers + engine_threads;
   if (spinning > cores) {
     return "host cores: " + std::to_string(spinning) + " spinning threads (" + std::to_string(p.producers) +
-           " producers, " + std::to_string(p.workers) + " workers, 1 softnic engine) on " +
+           " producers, " + std::to_string(p.workers) + " workers, " +
+           std::to_string(engine_threads) + " softnic engine threads) on " +
            std::to_string(cores) + " cores";
   }
   if (p.worker_busy > 0.9) return "proxy workers (busy in >90% of polling passes)";
-  return "softnic engine (one host thread executes every QP's WQEs)";
+  return "softnic engine (" + std::to_string(engine_threads) +
+         " host thread(s) execute the workers' WQEs)";
 }
 
 template <typename Handoff>
@@ -60,7 +62,7 @@ double one_run(const ProxyRateOptions& o, ProxyRatePoint* p) {
   config.handoff = o.handoff;
   const uint64_t per_producer = o.messages / p->producers;
   const uint64_t total = per_producer * p->producers;
-  ProxyBenchRig rig(config, o.placement, total + 8);
+  ProxyBenchRig rig(config, o.placement, total + 8, o.engine_threads);
   rig.proxy->start();
   std::atomic<bool> go{false}, ok{true};
   std::vector<std::thread> producers;
@@ -106,7 +108,7 @@ std::vector<ProxyRatePoint> measure_proxy_rate(const ProxyRateOptions& o) {
                                                                : one_run<proxy::baseline>(o, &p);
         p.rate_mmsgs.push_back(rate);
       }
-      p.saturated = saturation(p, cores);
+      p.saturated = saturation(p, cores, o.engine_threads);
       points.push_back(p);
       if (o.progress) o.progress->done("T=" + std::to_string(workers) + " B=" + std::to_string(batch));
     }
@@ -127,6 +129,7 @@ int run_proxy_rate(const Arguments& arguments, Report& report) {
   for (uint32_t t = 1; t <= max_workers; ++t) o.workers.push_back(t);
   o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
   o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
+  o.engine_threads = static_cast<uint32_t>(arguments.integer("engine-threads", 1, 1, 64));
   const std::string cores = arguments.text("cores", "");
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
@@ -140,7 +143,8 @@ int run_proxy_rate(const Arguments& arguments, Report& report) {
                {"rings (R)", std::to_string(p.rings)}, {"producers", std::to_string(p.producers)},
                {"batch (B)", std::to_string(p.batch)}, {"message bytes", "8"},
                {"messages", std::to_string(o.messages)}, {"ring_entries", std::to_string(o.ring_entries)},
-               {"pinning", cores.empty() ? "unpinned" : "cores " + cores}};
+               {"pinning", cores.empty() ? "unpinned" : "cores " + cores},
+               {"engine_threads", std::to_string(o.engine_threads)}};
     Metric rate{"message rate", "Mmsg/s", {}};
     for (double v : p.rate_mmsgs) rate.runs.push_back(summarize({v}));
     r.metrics = {rate};

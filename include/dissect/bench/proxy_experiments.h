@@ -56,6 +56,7 @@ struct ProxyRateOptions {
   uint32_t ring_entries = 1024;
   proxy::Handoff handoff = proxy::Handoff::tuned;
   ProxyPlacement placement;
+  uint32_t engine_threads = 1;   // softnic host engine threads
   Progress* progress = nullptr;  // told of every finished point
 };
 
