@@ -67,8 +67,22 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
   return r;
 }
 
+// The GPU runners return every result at the end, with per-run percentiles, no samples: refuse
+// the flags they cannot honour rather than accept them and do nothing.
+void refuse_sample_flags(const Arguments& a, bool samples_kept) {
+  if (a.flag("raw") && !samples_kept) {
+    throw InvalidArgument("--raw: " + a.subcommand() +
+                          " keeps per-run percentiles on the GPU, not per-sample times");
+  }
+  if (a.flag("progress")) {
+    throw InvalidArgument("--progress: " + a.subcommand() +
+                          " reports its cases when it ends (no per-case progress on the GPU yet)");
+  }
+}
+
 int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
   a.provider({"softnic"});
+  refuse_sample_flags(a, false);
   GpuExperimentConfig c;
   const bool quick = a.flag("quick");
   c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"});
@@ -132,6 +146,7 @@ std::vector<uint32_t> integer_list(const Arguments& a, const std::string& name,
 
 int run_nic_ceiling_command(const Arguments& a, Report& report) {
   a.provider({"softnic"});
+  refuse_sample_flags(a, true);  // its latency samples go through summarize(): --raw keeps them
   NicCeilingConfig c;
   const bool quick = a.flag("quick");
   c.device = static_cast<int>(a.integer("device", 0, 0, 64));
