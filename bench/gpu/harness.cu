@@ -36,6 +36,7 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
     o.engine = engine;
     o.engine_ctas = config.engine_ctas;
     o.engine_warps_per_cta = config.engine_warps_per_cta;
+    o.profile = softnic::timing_profile(config.nic_profile);
     o.start_engine = false;  // allocate everything first; start at the end
     pair->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
   }

@@ -137,6 +137,7 @@ std::unique_ptr<Setup> make_setup(const NicCeilingConfig& c, uint32_t qps, uint3
   o.device = c.device;
   o.engine_ctas = c.engine_ctas;
   o.engine_warps_per_cta = c.engine_warps_per_cta;
+  o.profile = softnic::timing_profile(c.nic_profile);
   o.max_qps = std::max<uint32_t>(qps, 1);
   o.max_mrs = 2 * qps + 4;
   o.start_engine = false;
@@ -180,7 +181,7 @@ Result base(const NicCeilingConfig& c, const std::string& label) {
   r.knobs = {{"engine_ctas", std::to_string(c.engine_ctas)},
              {"engine_warps_per_cta", std::to_string(c.engine_warps_per_cta)},
              {"engine_warps", std::to_string(c.engine_ctas * c.engine_warps_per_cta)},
-             {"nic_profile", "fast"}};
+             {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
   return r;
 }
 

@@ -14,6 +14,7 @@ struct NicCeilingConfig {
   int device = 0;
   uint32_t engine_ctas = 8;          // the engine kernel under test
   uint32_t engine_warps_per_cta = 8;
+  std::string nic_profile = "fast";  // fast | cx7-ib | a profile file (softnic/profile.h)
   std::vector<uint32_t> qps = {1, 4, 16, 64};
   std::vector<uint32_t> sizes = {8, 64, 512, 4096};  // 8: inline; larger: pointer writes
   uint32_t depth = 4096;             // WQEs per QP per round, one doorbell, the last signalled

@@ -39,7 +39,7 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
              {"warmup", std::to_string(c.warmup)},
              {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
                                   std::to_string(c.engine_warps_per_cta) + " warps"},
-             {"nic_profile", "fast"}};
+             {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
   if (!g.note.empty()) r.knobs.push_back({"note", g.note});
   for (const GpuMetric& m : g.metrics) {
     Metric out;
@@ -95,6 +95,8 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
   c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
   c.engine_warps_per_cta =
       static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, 16));
+  c.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
   a.check_all_used();
   const int devices = softnic::gpu_runtime_init();
   if (devices == 0) {
@@ -157,6 +159,8 @@ int run_nic_ceiling_command(const Arguments& a, Report& report) {
   c.sizes = integer_list(a, "sizes", quick ? std::vector<uint32_t>{8, 4096} : c.sizes, 1, 1u << 20);
   c.depth = static_cast<uint32_t>(a.power_of_two("depth", c.depth, 32768));
   c.rounds = static_cast<uint32_t>(a.integer("rounds", quick ? 4 : c.rounds, 1, 1000));
+  c.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100));
   a.check_all_used();
   if (softnic::gpu_runtime_init() == 0) {

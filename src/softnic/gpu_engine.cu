@@ -334,6 +334,7 @@ GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
   header.qp_count = 0;
   header.mrs = engine_mrs_;
   header.qps = engine_qps_;
+  header.profile = options_.profile;
   std::memcpy(image.data(), &header, sizeof header);
   upload(tables, image.data(), table_bytes);
   watchdog_ = std::thread([this] { watchdog_loop(); });

@@ -46,6 +46,7 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
   tables_.qp_count = 0;
   tables_.mrs = mrs_.data();
   tables_.qps = qps_.data();
+  tables_.profile = options_.profile;
   auto source = std::make_unique<ModelCounterSource>(*this);
   ModelCounterSource* kept = source.get();
   telemetry_device_ = telemetry::register_device(

@@ -27,6 +27,7 @@ struct GpuExperimentConfig {
   uint32_t iterations = 1000;         // timed ops per run
   uint32_t warmup = 200;              // discarded ops per run (>= 100)
   uint32_t runs = 3;                  // independent runs
+  std::string nic_profile = "fast";   // softnic timing profile: fast | cx7-ib | a profile file
   uint32_t engine_ctas = 4;           // the softnic engine kernel's size (GpuSoftNicOptions)
   uint32_t engine_warps_per_cta = 8;
 };

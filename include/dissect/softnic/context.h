@@ -11,6 +11,7 @@
 #include "dissect/mlx5/cqe.h"
 #include "dissect/mlx5/doorbell.h"
 #include "dissect/mlx5/ring.h"
+#include "dissect/softnic/profile.h"
 
 namespace dissect::softnic {
 
@@ -87,6 +88,7 @@ struct QpContext {
   uint64_t sq_consumer;         // WQEBBs consumed (free-running)
   uint64_t last_doorbell;       // last doorbell value acted on
   uint64_t sq_target;           // highest WQEBB index announced by a doorbell (free-running)
+  uint64_t doorbell_seen_ns;    // when the engine saw the doorbell that last raised sq_target
   CqContext send_cq;
   mlx5::mlx5_wqe_data_seg* rq;  // receive WQEs, one data segment each; null = no RQ
   uint32_t rq_wqe_count;
@@ -104,6 +106,8 @@ struct NicTables {
   uint32_t qp_count;  // QPs created; grows with a release store after the context is written
   MrEntry* mrs;
   QpContext* qps;
+  TimingProfile profile;     // what the engine adds to every window (profile.h); fixed at creation
+  uint64_t pipe_busy_until;  // the NIC's pipe is claimed until this time, ns x 1024 (profile.h)
 };
 
 // What an engine was doing, in host memory (mapped for the engine kernel): written by the engine,

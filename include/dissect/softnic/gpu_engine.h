@@ -68,6 +68,7 @@ struct GpuSoftNicOptions {
   uint32_t engine_ctas = 4;
   uint32_t engine_warps_per_cta = 8;
   uint32_t engine_threads = 1;  // host-thread engine: QP i on thread i % engine_threads
+  TimingProfile profile = timing_profile("fast");  // what the model adds (softnic/profile.h)
   uint32_t max_qps = 64;
   uint32_t max_mrs = 256;
   bool start_engine = true;
@@ -122,6 +123,7 @@ class GpuSoftNic : public nic::Nic {
   bool running() const { return running_.load(std::memory_order_acquire); }
 
   EngineKind engine() const { return options_.engine; }
+  const TimingProfile& profile() const { return options_.profile; }
   int device() const { return options_.device; }
   uint32_t nic_id() const { return nic_id_; }
   // The tables' address as the engine (and any connected engine) sees them.

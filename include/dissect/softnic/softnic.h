@@ -21,6 +21,7 @@
 
 #include "dissect/nic/nic.h"
 #include "dissect/softnic/context.h"
+#include "dissect/softnic/profile.h"
 
 namespace dissect::softnic {
 
@@ -35,6 +36,7 @@ struct SoftNicOptions {
   uint32_t max_mrs = 4096;
   EngineKind engine = EngineKind::host_thread;
   uint32_t engine_threads = 1;  // host engine threads; QP i is served by thread i % engine_threads
+  TimingProfile profile = timing_profile("fast");  // what the model adds (softnic/profile.h)
   bool start_engine = true;  // start the engine on construction
 };
 

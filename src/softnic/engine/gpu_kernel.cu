@@ -65,7 +65,11 @@ __global__ void engine_kernel(EngineLaunch p) {
   Window& w = windows[warp_in_cta];
   const bool leader = warp == 0 && lanes.lane() == 0;
   if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;  // shared memory starts undefined
-  if (lanes.lane() == 0) w.scratch.qp = nullptr;
+  if (lanes.lane() == 0) {
+    w.scratch.qp = nullptr;
+    w.profile = p.tables->profile;
+    w.pipe = &p.tables->pipe_busy_until;
+  }
   __syncwarp();
   if (leader) {
     status_store(&p.status->generation, p.generation);

@@ -51,6 +51,8 @@ void HostEngine::stop() {
 void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, EngineStatus* status) {
   const HostLanes lanes;
   Window window{};
+  window.profile = tables->profile;
+  window.pipe = &tables->pipe_busy_until;
   uint32_t idle = 0;
   uint64_t passes = 0;
   uint64_t unreported = 0;  // WQEs executed since this thread last added to the status block

@@ -75,6 +75,8 @@ struct Window {
   uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
   WindowWqe wqe[WINDOW_LANES];      // phase 3 on
   QpCopy* copy;                     // the copy this window works on
+  TimingProfile profile;            // the NIC's (set by the engine when it starts)
+  uint64_t* pipe;                   // the NIC's NicTables::pipe_busy_until
   uint32_t count;                   // WQEs in the window
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
@@ -350,7 +352,12 @@ DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* door
 DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t doorbell) {
   if (doorbell == v.last_doorbell) return;
   const uint64_t doorbells = v.counters.doorbells, bad = v.counters.bad_doorbells;
+  const uint64_t target = v.sq_target;
   note_doorbell(v, doorbell);
+  if (v.sq_target != target) {
+    v.doorbell_seen_ns = now_ns();
+    qp.doorbell_seen_ns = v.doorbell_seen_ns;
+  }
   add_count(qp.counters.doorbells, v.counters.doorbells - doorbells);
   add_count(qp.counters.bad_doorbells, v.counters.bad_doorbells - bad);
   qp.last_doorbell = v.last_doorbell;
@@ -402,6 +409,31 @@ DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, u
     ++count;
   }
   return count;
+}
+
+// The timing profile (profile.h): the time before which a window's payloads may not move. It
+// claims the NIC's pipe for the window's messages and bytes (one compare-and-swap per window, every
+// QP of the NIC sharing it) and waits for both that slot and the doorbell's latency.
+DISSECT_HD inline void wait_until(uint64_t t) {
+  while (now_ns() < t) spin_pause();
+}
+
+DISSECT_HD inline void pace_payloads(Window& w, const QpContext& v, uint32_t messages,
+                                     uint64_t bytes, bool pointer) {
+  const TimingProfile& p = w.profile;
+  uint64_t ready = v.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
+  const double cost = (p.message_rate_mps > 0 ? messages * 1024e3 / p.message_rate_mps : 0) +
+                      (p.goodput_gbps > 0 ? bytes * 1024.0 / p.goodput_gbps : 0);
+  if (cost > 0 && w.pipe != nullptr) {
+    const uint64_t now = now_ns() * 1024;
+    uint64_t seen = load_relaxed<TABLE_SCOPE>(w.pipe), end;
+    do {
+      end = (seen > now ? seen : now) + static_cast<uint64_t>(cost);
+    } while (!compare_exchange<TABLE_SCOPE>(w.pipe, seen, end) &&
+             ((seen = load_relaxed<TABLE_SCOPE>(w.pipe)), true));
+    if (end / 1024 > ready) ready = end / 1024;
+  }
+  wait_until(ready);
 }
 
 // Executes one window of `qp`'s announced WQEs with `lanes` (lanes.h): the parallel engines' unit
@@ -462,7 +494,15 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   const uint32_t moved = failures ? lowest_set_bit(failures) : n;
   const uint32_t executed = failures ? moved + 1 : n;
   DISSECT_PHASE(4);
+  if (w.profile.enabled) {
+    const uint32_t pointers = lanes.ballot(moved, [&](uint32_t k) {
+      return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && w.wqe[k].plan.source != nullptr;
+    });
+    const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
+    lanes.leader([&] { pace_payloads(w, v, moved, bytes, pointers != 0); });
+  }
   perform_window(lanes, w, v, moved);
+  if (w.profile.enabled) lanes.leader([&] { wait_until(now_ns() + w.profile.data_to_cqe_ns); });
   DISSECT_PHASE(5);
 
   const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {

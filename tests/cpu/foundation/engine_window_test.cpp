@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -19,6 +20,9 @@
 #include <vector>
 
 #include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
+#include "dissect/common/error.h"
+#include "dissect/softnic/profile.h"
 #include "dissect/gda/gda.h"
 #include "dissect/mlx5/cqe.h"
 #include "dissect/mlx5/doorbell.h"
@@ -869,3 +873,77 @@ TEST(EngineWindow, FourEngineThreadsExecuteEveryWqeOnceAndInOrder) {
 }
 
 }  // namespace
+
+// --- the timing profile ------------------------------------------------------------------------
+
+// A profile only adds delay: the payload lands no earlier than doorbell_to_data after the engine saw
+// the doorbell, the CQE no earlier than data_to_cqe after that (times in milliseconds, so the bound
+// holds on any machine; the test asserts the order of events, not a speed).
+TEST(EngineWindow, TimingProfileDelaysPayloadThenCqe) {
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  Op op;
+  op.kind = Kind::inline_write;
+  op.length = 8;
+  op.payload.assign(8, 0x5a);
+  op.signaled = true;
+  build(*s, op);
+  softnic::Window window{};
+  window.profile.enabled = 1;
+  window.profile.doorbell_to_data_ns = 2'000'000;
+  window.profile.data_to_cqe_ns = 1'000'000;
+  const uint64_t t0 = dissect::now_ns();
+  s->ring_doorbell(1);
+  const softnic::Served served =
+      softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0]);
+  const uint64_t t1 = dissect::now_ns();
+  EXPECT_EQ(served.executed, 1u);
+  EXPECT_EQ(s->destination_bytes()[0], 0x5a);
+  EXPECT_GE(t1 - t0, 3'000'000u);
+  const uint64_t cqe_time = s->send_cqes[0].timestamp.value();
+  EXPECT_GE(cqe_time, t0 + 3'000'000u);
+  EXPECT_GE(s->qp().doorbell_seen_ns, t0);
+}
+
+// The NIC's pipe is shared: a window waits for the slot the pipe gives it.
+TEST(EngineWindow, TimingProfileWaitsForTheNicsPipe) {
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  Op op;
+  op.kind = Kind::inline_write;
+  op.length = 8;
+  op.payload.assign(8, 0x33);
+  build(*s, op);
+  softnic::Window window{};
+  window.profile.enabled = 1;
+  window.profile.message_rate_mps = 1000;  // 1 ns per message
+  const uint64_t t0 = dissect::now_ns();
+  uint64_t pipe = (t0 + 2'000'000) * 1024;  // claimed by others for 2 ms
+  window.pipe = &pipe;
+  s->ring_doorbell(1);
+  softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0]);
+  EXPECT_GE(dissect::now_ns() - t0, 2'000'000u);
+  EXPECT_EQ(pipe, (t0 + 2'000'000) * 1024 + 1024);  // this window's message added after the claim
+}
+
+TEST(TimingProfile, NamesAndFiles) {
+  EXPECT_EQ(softnic::timing_profile("fast").enabled, 0u);
+  const softnic::TimingProfile cx7 = softnic::timing_profile("cx7-ib");
+  EXPECT_EQ(cx7.doorbell_to_data_ns + cx7.data_to_cqe_ns, 3300u);  // the paper's 3.30 us
+  EXPECT_DOUBLE_EQ(cx7.message_rate_mps, 260);
+  const std::string path = ::testing::TempDir() + "/dissect_profile.txt";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("# a NIC\nname = mine\ndoorbell_to_data_ns = 1000\ngoodput_gbps = 50\n", f);
+    std::fclose(f);
+  }
+  const softnic::TimingProfile mine = softnic::timing_profile(path);
+  EXPECT_STREQ(mine.name, "mine");
+  EXPECT_EQ(mine.doorbell_to_data_ns, 1000u);
+  EXPECT_DOUBLE_EQ(mine.goodput_gbps, 50);
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("doorbell_to_data_ns = -3\n", f);
+    std::fclose(f);
+  }
+  EXPECT_THROW(softnic::timing_profile(path), dissect::InvalidArgument);
+  EXPECT_THROW(softnic::timing_profile("no-such-profile"), dissect::InvalidArgument);
+}
