@@ -414,12 +414,19 @@ DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, u
 // The timing profile (profile.h): the time before which a window's payloads may not move. It
 // claims the NIC's pipe for the window's messages and bytes (one compare-and-swap per window, every
 // QP of the NIC sharing it) and waits for both that slot and the doorbell's latency.
+// A pure spin on the GPU: a sleeping warp's wake-up is coarser than the waits a profile asks for.
 DISSECT_HD inline void wait_until(uint64_t t) {
-  while (now_ns() < t) spin_pause();
+  while (now_ns() < t) {
+#if !defined(__CUDA_ARCH__)
+    spin_pause();
+#endif
+  }
 }
 
-DISSECT_HD inline void pace_payloads(Window& w, const QpContext& v, uint32_t messages,
-                                     uint64_t bytes, bool pointer) {
+// Returns the time the payloads may move (the CQEs follow data_to_cqe after it, so the engine's
+// own copying overlaps the modelled acknowledgement rather than adding to it).
+DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
+                                         uint64_t bytes, bool pointer) {
   const TimingProfile& p = w.profile;
   uint64_t ready = v.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
   const double cost = (p.message_rate_mps > 0 ? messages * 1024e3 / p.message_rate_mps : 0) +
@@ -434,6 +441,7 @@ DISSECT_HD inline void pace_payloads(Window& w, const QpContext& v, uint32_t mes
     if (end / 1024 > ready) ready = end / 1024;
   }
   wait_until(ready);
+  return ready;
 }
 
 // Executes one window of `qp`'s announced WQEs with `lanes` (lanes.h): the parallel engines' unit
@@ -494,15 +502,16 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   const uint32_t moved = failures ? lowest_set_bit(failures) : n;
   const uint32_t executed = failures ? moved + 1 : n;
   DISSECT_PHASE(4);
+  uint64_t data_ready = 0;  // leader only
   if (w.profile.enabled) {
     const uint32_t pointers = lanes.ballot(moved, [&](uint32_t k) {
       return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && w.wqe[k].plan.source != nullptr;
     });
     const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
-    lanes.leader([&] { pace_payloads(w, v, moved, bytes, pointers != 0); });
+    lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers != 0); });
   }
   perform_window(lanes, w, v, moved);
-  if (w.profile.enabled) lanes.leader([&] { wait_until(now_ns() + w.profile.data_to_cqe_ns); });
+  if (w.profile.enabled) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });
   DISSECT_PHASE(5);
 
   const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
