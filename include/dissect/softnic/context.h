@@ -107,7 +107,7 @@ struct NicTables {
   MrEntry* mrs;
   QpContext* qps;
   TimingProfile profile;     // what the engine adds to every window (profile.h); fixed at creation
-  uint64_t pipe_busy_until;  // the NIC's pipe is claimed until this time, ns x 1024 (profile.h)
+  uint64_t pipe_busy_until;  // the NIC's pipe is claimed until this time, in ns x 4 (window.h)
 };
 
 // What an engine was doing, in host memory (mapped for the engine kernel): written by the engine,

@@ -411,6 +411,10 @@ DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, u
   return count;
 }
 
+// NicTables::pipe_busy_until counts quarter nanoseconds: %globaltimer counts from the epoch (about
+// 1.8e18 ns), so finer units would overflow 64 bits.
+inline constexpr uint64_t PIPE_UNITS_PER_NS = 4;
+
 // The timing profile (profile.h): the time before which a window's payloads may not move. It
 // claims the NIC's pipe for the window's messages and bytes (one compare-and-swap per window, every
 // QP of the NIC sharing it) and waits for both that slot and the doorbell's latency.
@@ -429,16 +433,15 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
                                          uint64_t bytes, bool pointer) {
   const TimingProfile& p = w.profile;
   uint64_t ready = v.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
-  const double cost = (p.message_rate_mps > 0 ? messages * 1024e3 / p.message_rate_mps : 0) +
-                      (p.goodput_gbps > 0 ? bytes * 1024.0 / p.goodput_gbps : 0);
+  const double cost = (p.message_rate_mps > 0 ? messages * 4e3 / p.message_rate_mps : 0) +
+                      (p.goodput_gbps > 0 ? bytes * 4.0 / p.goodput_gbps : 0);
   if (cost > 0 && w.pipe != nullptr) {
-    const uint64_t now = now_ns() * 1024;
-    uint64_t seen = load_relaxed<TABLE_SCOPE>(w.pipe), end;
-    do {
-      end = (seen > now ? seen : now) + static_cast<uint64_t>(cost);
-    } while (!compare_exchange<TABLE_SCOPE>(w.pipe, seen, end) &&
-             ((seen = load_relaxed<TABLE_SCOPE>(w.pipe)), true));
-    if (end / 1024 > ready) ready = end / 1024;
+    // The pipe never lags the clock, then this window's share is added: two atomics, no retry
+    // loop (a compare-and-swap contended by every warp of the NIC cost microseconds a window).
+    fetch_max<TABLE_SCOPE>(w.pipe, now_ns() * PIPE_UNITS_PER_NS);
+    const uint64_t end = fetch_add<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost)) +
+                         static_cast<uint64_t>(cost);
+    if (end / PIPE_UNITS_PER_NS > ready) ready = end / PIPE_UNITS_PER_NS;
   }
   wait_until(ready);
   return ready;

@@ -916,12 +916,13 @@ TEST(EngineWindow, TimingProfileWaitsForTheNicsPipe) {
   window.profile.enabled = 1;
   window.profile.message_rate_mps = 1000;  // 1 ns per message
   const uint64_t t0 = dissect::now_ns();
-  uint64_t pipe = (t0 + 2'000'000) * 1024;  // claimed by others for 2 ms
+  uint64_t pipe = (t0 + 2'000'000) * softnic::PIPE_UNITS_PER_NS;  // claimed by others for 2 ms
   window.pipe = &pipe;
   s->ring_doorbell(1);
   softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0]);
   EXPECT_GE(dissect::now_ns() - t0, 2'000'000u);
-  EXPECT_EQ(pipe, (t0 + 2'000'000) * 1024 + 1024);  // this window's message added after the claim
+  // This window's message (1 ns) added after the claim.
+  EXPECT_EQ(pipe, (t0 + 2'000'000) * softnic::PIPE_UNITS_PER_NS + softnic::PIPE_UNITS_PER_NS);
 }
 
 TEST(TimingProfile, NamesAndFiles) {
