@@ -18,7 +18,7 @@
 // Timing: clock64 per operation, converted with the effective SM clock measured against
 // %globaltimer over the whole kernel (harness.cuh). Every number is labelled softnic: the worker
 // and the engine are host threads, not a ConnectX.
-#include "dissect/proxy/cuda_rig.h"
+#include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/proxy/handoff.h"
 #include "harness.cuh"
 #include "proxy_latency.h"

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "dissect/proxy/consumer.h"
-#include "dissect/proxy/cuda_rig.h"
+#include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/proxy/handoff.h"
 #include "gpu_cases.h"
 
