@@ -94,7 +94,7 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
   c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 100, 10'000'000));
   c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
   c.engine_warps_per_cta =
-      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, 16));
+      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
   c.nic_profile = a.text("nic-profile", "fast");
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
   a.check_all_used();
@@ -154,7 +154,7 @@ int run_nic_ceiling_command(const Arguments& a, Report& report) {
   c.device = static_cast<int>(a.integer("device", 0, 0, 64));
   c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
   c.engine_warps_per_cta =
-      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, 16));
+      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
   c.qps = integer_list(a, "qps", quick ? std::vector<uint32_t>{1, 64} : c.qps, 1, 1024);
   c.sizes = integer_list(a, "sizes", quick ? std::vector<uint32_t>{8, 4096} : c.sizes, 1, 1u << 20);
   c.depth = static_cast<uint32_t>(a.power_of_two("depth", c.depth, 32768));

@@ -293,7 +293,8 @@ GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
       options_.engine_ctas > 1024) {
     throw InvalidArgument("softnic gpu: engine of " + std::to_string(options_.engine_ctas) +
                           " CTAs x " + std::to_string(options_.engine_warps_per_cta) +
-                          " warps (1..1024 CTAs, 1..16 warps per CTA)");
+                          " warps (1..1024 CTAs, 1.." + std::to_string(MAX_ENGINE_WARPS_PER_CTA) +
+                          " warps per CTA)");
   }
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&engine_control_), 64),
              "engine stop flag and counts (GPU memory)");

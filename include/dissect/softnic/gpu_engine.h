@@ -59,11 +59,16 @@
 
 namespace dissect::softnic {
 
+// The engine kernel takes about 255 registers a thread (ptxas -v: serve_qp inlines a window for
+// each of three scope pairs): 8 warps of 32 threads fill an SM's 65,536 registers, so a CTA of
+// more warps could not launch.
+inline constexpr uint32_t MAX_ENGINE_WARPS_PER_CTA = 8;
+
 struct GpuSoftNicOptions {
   int device = 0;                          // CUDA device of the engine and of Placement::gpu memory
   EngineKind engine = EngineKind::gpu_kernel;
   // The engine kernel's size: `engine_ctas` CTAs (one per SM) of `engine_warps_per_cta` warps
-  // (1..16); warp w of W serves QPs w, w + W, ... A warp serving one QP executes up to 32 of its
+  // (1..8, engine/gpu_kernel.h says why); warp w of W serves QPs w, w + W, ... A warp serving one QP executes up to 32 of its
   // WQEs at once. Reported in every result.
   uint32_t engine_ctas = 4;
   uint32_t engine_warps_per_cta = 8;

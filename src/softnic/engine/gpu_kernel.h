@@ -22,7 +22,6 @@ struct EngineLaunch {
   uint32_t until_idle;              // 1: return after a pass over every QP finds no work (drain)
 };
 
-inline constexpr uint32_t MAX_ENGINE_WARPS_PER_CTA = 16;
 
 cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint32_t warps_per_cta,
                                  cudaStream_t stream);
