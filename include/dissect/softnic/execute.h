@@ -42,12 +42,6 @@
 
 namespace dissect::softnic {
 
-#if defined(__CUDACC__)
-#define DISSECT_UNROLL_LOOP _Pragma("unroll")
-#else
-#define DISSECT_UNROLL_LOOP
-#endif
-
 struct WqeOutcome {
   uint8_t syndrome;   // 0 = success
   uint8_t opcode;     // mlx5 opcode of the WQE
@@ -331,78 +325,13 @@ DISSECT_HD inline uint8_t check_write(QpContext& qp, const mlx5::send_ring& ring
   return 0;
 }
 
-DISSECT_HD inline bool overlaps(const WritePlan& p) {
-  if (p.source == nullptr) return false;
-  const uintptr_t s = reinterpret_cast<uintptr_t>(p.source);
-  const uintptr_t d = reinterpret_cast<uintptr_t>(p.destination);
-  return s < d + p.length && d < s + p.length;
-}
-
-// Copies between ranges that do not overlap with every load of a group issued before its stores:
-// a byte loop through possibly aliasing pointers makes each load wait for the previous store,
-// one L2 round trip per byte (measured on the H200: 8 B inline writes took microseconds).
-template <typename Word>
-DISSECT_HD inline uint64_t copy_groups(uint8_t* __restrict__ out, const uint8_t* __restrict__ in,
-                                       uint64_t length) {
-  constexpr uint32_t GROUP = 4;
-  uint64_t i = 0;
-  for (; i + GROUP * sizeof(Word) <= length; i += GROUP * sizeof(Word)) {
-    Word w[GROUP];
-DISSECT_UNROLL_LOOP
-    for (uint32_t k = 0; k < GROUP; ++k) w[k] = reinterpret_cast<const Word*>(in + i)[k];
-DISSECT_UNROLL_LOOP
-    for (uint32_t k = 0; k < GROUP; ++k) reinterpret_cast<Word*>(out + i)[k] = w[k];
-  }
-  for (; i + sizeof(Word) <= length; i += sizeof(Word)) {
-    *reinterpret_cast<Word*>(out + i) = *reinterpret_cast<const Word*>(in + i);
-  }
-  return i;
-}
-
-DISSECT_HD inline void copy_unaliased(uint8_t* out, const uint8_t* in, uint64_t length) {
-#if defined(__CUDA_ARCH__)
-  const uintptr_t alignment = reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in);
-  uint64_t done = 0;
-  if ((alignment & 7) == 0) {
-    done = copy_groups<uint64_t>(out, in, length);
-  } else if ((alignment & 3) == 0) {
-    done = copy_groups<uint32_t>(out, in, length);
-  }
-  uint8_t tail[8];
-  const uint64_t rest = length - done < 8 ? length - done : 0;
-  for (uint64_t k = 0; k < rest; ++k) tail[k] = in[done + k];
-  for (uint64_t k = 0; k < rest; ++k) out[done + k] = tail[k];
-  if (length - done >= 8) copy_bytes(out + done, in + done, length - done);  // unaligned, large
-#else
-  std::memcpy(out, in, length);
-#endif
-}
-
-// An inline payload, WQEBB by WQEBB (it may wrap to slot 0 of the ring).
-DISSECT_HD inline void copy_inline_payload(const mlx5::send_ring& ring, uint64_t start, uint8_t* out,
-                                           uint64_t length) {
-  uint32_t offset = 2 * mlx5::MLX5_SEND_WQE_DS + 4;  // after ctrl, raddr and the byte count
-  while (length != 0) {
-    const uint32_t room = mlx5::MLX5_SEND_WQE_BB - offset % mlx5::MLX5_SEND_WQE_BB;
-    const uint32_t chunk = length < room ? static_cast<uint32_t>(length) : room;
-    copy_unaliased(out, ring.byte_at(start, offset), chunk);
-    out += chunk;
-    offset += chunk;
-    length -= chunk;
-  }
-}
-
-// Moves the payload of a checked WRITE whose source is one segment or inline, read from `ring`
-// (qp.sq, or a copy of its WQEBBs at the same indices). A source overlapping its destination (legal
-// in verbs) goes through copy_bytes, which moves as memmove does.
-DISSECT_HD inline void perform_write(const mlx5::send_ring& ring, uint64_t start,
-                                     const WritePlan& plan) {
+// Moves the payload of a checked WRITE whose source is one segment or inline.
+DISSECT_HD inline void perform_write(const QpContext& qp, uint64_t start, const WritePlan& plan) {
   if (plan.source == nullptr) {
-    copy_inline_payload(ring, start, plan.destination, plan.length);
-  } else if (overlaps(plan)) {
-    copy_bytes(plan.destination, plan.source, plan.length);
+    mlx5::copy_from_wqe(qp.sq, start, 2 * mlx5::MLX5_SEND_WQE_DS + 4, plan.destination,
+                        static_cast<uint32_t>(plan.length));
   } else {
-    copy_unaliased(plan.destination, plan.source, plan.length);
+    copy_bytes(plan.destination, plan.source, plan.length);
   }
 }
 
@@ -428,7 +357,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
     return MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
   }
   if (segments <= 1) {
-    perform_write(qp.sq, start, plan);
+    perform_write(qp, start, plan);
   } else {
     uint8_t* out = plan.destination;
     for (uint32_t k = 2; k < ds; ++k) {
