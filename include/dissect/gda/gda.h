@@ -2,7 +2,10 @@
 //
 //   put*()        reserve -> build the WQE -> publish -> ring             (issue)
 //   put*() + wait_completion() / quiet()                                  (put+completion)
-//   post_writes() N WQEs, one doorbell; only the last is signalled        (doorbell batching)
+//   post_writes(), post_inline_writes(), post_values()
+//                 N WQEs, one doorbell; only the last may be signalled    (doorbell batching)
+//   gda/warp.h    a warp reserves, builds and publishes together          (cooperative publication)
+//   gda/scope.h   completion of a set of QPs: one peer's, or all of them  (completion scope)
 //   own(qp)       the counters in registers for a thread that alone drives the QP; disown() or a
 //                 wait writes them back (gda/owned.h)
 //
@@ -17,8 +20,10 @@
 #include "dissect/gda/completion.h"
 #include "dissect/gda/ordering.h"
 #include "dissect/gda/owned.h"
+#include "dissect/gda/scope.h"
 #include "dissect/gda/status.h"
 #include "dissect/gda/submit.h"
+#include "dissect/gda/warp.h"
 #include "dissect/gda/wqe.h"
 
 namespace dissect::gda {
@@ -89,16 +94,62 @@ DISSECT_HD inline Status fetch_add(Queue&& queue, const FetchAddRequest& request
                                      });
 }
 
-// N RDMA WRITEs announced by one doorbell; the last is signalled and retires the others.
+namespace detail {
+// `count` WQEs of `wqebbs_each` WQEBBs, one reservation, one doorbell; only the last may be
+// signalled (`last`), and its CQE retires the others (send queues complete in order).
+template <typename Ordering, Sharing S, typename Queue, typename BuildOne>
+DISSECT_HD inline Status post_batch(Queue& queue, uint32_t count, uint32_t wqebbs_each,
+                                    Completion last, uint64_t* end, BuildOne&& build_one) {
+  if (count == 0) return Status::invalid_request;
+  return submit<Ordering, S>(queue, count * wqebbs_each, end,
+                             [&](const nic::QpHandle& qp, uint64_t base) {
+                               for (uint32_t i = 0; i < count; ++i) {
+                                 const Completion c = i + 1 == count ? last : Completion::unsignaled;
+                                 build_one(qp, base + uint64_t{i} * wqebbs_each, i, c);
+                               }
+                             });
+}
+}  // namespace detail
+
+// N RDMA WRITEs announced by one doorbell; the last is signalled (`last`) and retires the others.
 template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
 DISSECT_HD inline Status post_writes(Queue&& queue, const WriteRequest* requests, uint32_t count,
-                                     uint64_t* end) {
-  return detail::submit<Ordering, S>(
-      queue, count * write_wqebbs(), end, [&](const nic::QpHandle& qp, uint64_t base) {
-        for (uint32_t i = 0; i < count; ++i) {
-          const Completion c = i + 1 == count ? Completion::signaled : Completion::unsignaled;
-          write_rdma_write_wqe(qp, base + i * write_wqebbs(), requests[i], c);
-        }
+                                     uint64_t* end, Completion last = Completion::signaled) {
+  return detail::post_batch<Ordering, S>(
+      queue, count, write_wqebbs(), last, end,
+      [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
+        write_rdma_write_wqe(qp, index, requests[i], c);
+      });
+}
+
+// N inline RDMA WRITEs of one payload length (1..max_inline) announced by one doorbell.
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status post_inline_writes(Queue&& queue, const InlineWriteRequest* requests,
+                                            uint32_t count, uint64_t* end,
+                                            Completion last = Completion::signaled) {
+  for (uint32_t i = 1; i < count; ++i) {
+    if (requests[i].length != requests[0].length) return Status::invalid_request;
+  }
+  return detail::post_batch<Ordering, S>(
+      queue, count, count ? inline_write_wqebbs(requests[0].length) : 1, last, end,
+      [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
+        write_rdma_write_inline_wqe(qp, index, requests[i], c);
+      });
+}
+
+// N inline WRITEs of `length` (1..8) bytes taken from registers (`value_of(i)`, the i-th WQE's
+// payload, to `address_of(i)`), announced by one doorbell: nvshmem_p batched, with no request
+// array in memory.
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue, typename ValueOf,
+          typename AddressOf>
+DISSECT_HD inline Status post_values(Queue&& queue, uint32_t count, uint32_t length, uint32_t rkey,
+                                     ValueOf&& value_of, AddressOf&& address_of, uint64_t* end,
+                                     Completion last = Completion::signaled) {
+  if (length == 0 || length > 8) return Status::invalid_request;
+  return detail::post_batch<Ordering, S>(
+      queue, count, inline_write_wqebbs(length), last, end,
+      [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
+        write_rdma_write_value_wqe(qp, index, value_of(i), length, address_of(i), rkey, c);
       });
 }
 
