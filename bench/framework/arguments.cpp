@@ -132,6 +132,30 @@ uint64_t Arguments::integer(const std::string& name, uint64_t fallback, uint64_t
   return parsed;
 }
 
+std::vector<uint64_t> Arguments::integers(const std::string& name,
+                                          const std::vector<uint64_t>& fallback, uint64_t min,
+                                          uint64_t max) const {
+  std::string fallback_text;
+  for (uint64_t v : fallback) fallback_text += (fallback_text.empty() ? "" : ",") + std::to_string(v);
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  const auto values = parser_->option(name, "UINT,... in " + range, fallback_text);
+  if (values.empty() || parser_->help()) return fallback;
+  std::vector<uint64_t> out;
+  const std::string& text = values[0];
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const uint64_t v = parse_decimal(name, item);
+    if (v < min || v > max) {
+      throw InvalidArgument("--" + name + " item " + item + " is out of range " + range);
+    }
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
 uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const {
   const auto values = parser_->option(name, "POW2 <= " + std::to_string(max), std::to_string(fallback));
   if (values.empty() || parser_->help()) return fallback;

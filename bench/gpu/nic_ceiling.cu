@@ -17,6 +17,7 @@
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "harness.cuh"
+#include "loopback_qps.h"
 #include "nic_ceiling.h"
 
 namespace dissect::bench {
@@ -24,12 +25,8 @@ namespace {
 
 constexpr uint32_t SLOTS_PER_QP = 64;  // destination slots per QP; WQE i writes slot i % 64
 
-struct Target {
-  nic::QpHandle qp;
-  uint8_t* src;
-  uint8_t* dst;
-  uint32_t lkey, rkey;
-};
+using gpu::LoopbackQps;
+using Target = gpu::LoopbackTarget;
 
 DISSECT_HD inline uint64_t value_of(uint64_t index, uint32_t qp) {
   return (index * 0x9e3779b97f4a7c15ull) ^ (uint64_t{qp} << 48) ^ 1;
@@ -100,73 +97,35 @@ __global__ void latency_kernel(Target t, uint32_t iterations, unsigned long long
   *ok = good;
 }
 
-// Everything is allocated before the engine starts and freed after it stops: allocating or
-// freeing beside a running engine kernel can wait forever (softnic/gpu_engine.h, HAZARDS).
+constexpr uint32_t MAX_LATENCY_SAMPLES = 4096;
+
+// The QPs and the kernels' scratch memory, allocated before the engine starts (loopback_qps.h).
 struct Setup {
-  std::unique_ptr<softnic::GpuSoftNic> nic;
-  std::vector<GpuPe> pes;
-  Target* targets = nullptr;  // device copy
-  std::vector<Target> host_targets;
+  std::unique_ptr<LoopbackQps> qps;
   RoundTimes* times = nullptr;
   unsigned long long* samples = nullptr;
   uint32_t* ok = nullptr;
-  cudaStream_t stream = nullptr;
-  ~Setup() {
-    if (nic) nic->stop();
-    pes.clear();
-    for (void* p : {static_cast<void*>(targets), static_cast<void*>(times),
-                    static_cast<void*>(samples), static_cast<void*>(ok)}) {
-      if (p) cudaFree(p);
-    }
-    if (stream) cudaStreamDestroy(stream);
-  }
-  template <typename T>
-  void read(T* host, const T* device, size_t count) const {
-    check_cuda(cudaMemcpyAsync(host, device, sizeof(T) * count, cudaMemcpyDeviceToHost, stream),
-               "nic-ceiling read-back");
-    check_cuda(cudaStreamSynchronize(stream), "nic-ceiling read-back");
-  }
 };
 
-constexpr uint32_t MAX_LATENCY_SAMPLES = 4096;
-
-std::unique_ptr<Setup> make_setup(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes,
-                                  uint32_t depth) {
-  auto s = std::make_unique<Setup>();
-  softnic::GpuSoftNicOptions o;
+Setup make_setup(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes, uint32_t depth) {
+  gpu::LoopbackOptions o;
   o.device = c.device;
   o.engine_ctas = c.engine_ctas;
   o.engine_warps_per_cta = c.engine_warps_per_cta;
-  o.profile = softnic::timing_profile(c.nic_profile);
-  o.max_qps = std::max<uint32_t>(qps, 1);
-  o.max_mrs = 2 * qps + 4;
-  o.start_engine = false;
-  s->nic = std::make_unique<softnic::GpuSoftNic>(o);
-  nic::QpAttributes a;
-  a.sq_wqebbs = std::max<uint32_t>(depth, 64);
-  a.cq_entries = a.sq_wqebbs;
-  a.max_inline = 64;
-  a.placement = nic::Placement::gpu;
-  s->pes.resize(qps);
-  for (uint32_t j = 0; j < qps; ++j) {
-    open_pe(s->pes[j], s->nic.get(), a, size_t{SLOTS_PER_QP} * std::max<uint32_t>(bytes, 8));
-    s->pes[j].qp->connect(s->pes[j].qp->endpoint());  // loopback
-    s->host_targets.push_back(Target{s->pes[j].qp->handle(), s->pes[j].src, s->pes[j].dst,
-                                     s->pes[j].src_mr.lkey, s->pes[j].dst_mr.rkey});
-  }
-  cudaSetDevice(c.device);
-  check_cuda(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "stream");
-  check_cuda(cudaMalloc(&s->targets, sizeof(Target) * qps), "targets");
-  check_cuda(cudaMemcpy(s->targets, s->host_targets.data(), sizeof(Target) * qps,
-                        cudaMemcpyHostToDevice), "targets");
-  check_cuda(cudaMalloc(&s->times, sizeof(RoundTimes) * qps), "round times");
-  check_cuda(cudaMalloc(&s->samples, sizeof(unsigned long long) * MAX_LATENCY_SAMPLES), "samples");
-  check_cuda(cudaMalloc(&s->ok, sizeof(uint32_t)), "ok");
-  for (auto* k : {reinterpret_cast<const void*>(&fill_kernel), reinterpret_cast<const void*>(&ring_kernel),
-                  reinterpret_cast<const void*>(&latency_kernel)}) {
-    softnic::preload_kernel(k, "nic-ceiling kernels");
-  }
-  s->nic->start();
+  o.nic_profile = c.nic_profile;
+  o.qps = qps;
+  o.sq_wqebbs = std::max<uint32_t>(depth, 64);
+  o.buffer_bytes = size_t{SLOTS_PER_QP} * std::max<uint32_t>(bytes, 8);
+  Setup s;
+  s.qps = std::make_unique<LoopbackQps>(o);
+  s.times = static_cast<RoundTimes*>(s.qps->scratch(sizeof(RoundTimes) * qps));
+  s.samples = static_cast<unsigned long long*>(
+      s.qps->scratch(sizeof(unsigned long long) * MAX_LATENCY_SAMPLES));
+  s.ok = static_cast<uint32_t*>(s.qps->scratch(sizeof(uint32_t)));
+  s.qps->start({reinterpret_cast<const void*>(&fill_kernel),
+                reinterpret_cast<const void*>(&ring_kernel),
+                reinterpret_cast<const void*>(&latency_kernel)},
+               "nic-ceiling kernels");
   return s;
 }
 
@@ -185,8 +144,35 @@ Result base(const NicCeilingConfig& c, const std::string& label) {
   return r;
 }
 
+Result measure_latency(const NicCeilingConfig& c) {
+  Result r = base(c, "doorbell to CQE, 1 QP, 8 B inline");
+  Metric latency{"doorbell to CQE", "us", {}};
+  bool valid = true;
+  for (uint32_t run = 0; run < c.runs; ++run) {
+    Setup s = make_setup(c, 1, 8, 4096);
+    LoopbackQps& q = *s.qps;
+    const uint32_t n = std::min<uint32_t>(c.latency_iterations, MAX_LATENCY_SAMPLES);
+    latency_kernel<<<1, 1, 0, q.stream()>>>(q.host_targets()[0], n, s.samples, s.ok);
+    check_cuda(cudaGetLastError(), "latency_kernel");
+    q.synchronize("latency_kernel");
+    std::vector<unsigned long long> h(n);
+    uint32_t good = 0;
+    q.read(h.data(), s.samples, n);
+    q.read(&good, s.ok, 1);
+    valid = valid && good;
+    std::vector<double> us;
+    for (uint32_t i = n / 10; i < n; ++i) us.push_back(double(h[i]) / 1e3);  // first 10 %: warm-up
+    latency.runs.push_back(summarize(us));
+  }
+  r.metrics = {latency};
+  r.payload_validated = valid;
+  return r;
+}
+
+}  // namespace
+
 // One (QPs, size) point: `runs` runs of `rounds` rounds each.
-Result measure_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
+Result measure_nic_ceiling_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
   const uint32_t depth = bytes <= 8 ? c.depth : std::min<uint32_t>(c.depth, 1024);
   Result r = base(c, std::to_string(qps) + " QPs, " + std::to_string(bytes) + " B " +
                          (bytes <= 8 ? "inline" : "pointer"));
@@ -196,20 +182,21 @@ Result measure_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
   Metric rate{"message rate", "Mmsg/s", {}}, goodput{"payload rate", "GB/s", {}};
   bool valid = true;
   for (uint32_t run = 0; run < c.runs; ++run) {
-    auto s = make_setup(c, qps, bytes, depth);
-    RoundTimes* times = s->times;
+    Setup s = make_setup(c, qps, bytes, depth);
+    LoopbackQps& q = *s.qps;
+    RoundTimes* times = s.times;
     std::vector<double> rates, rates_bytes;
     for (uint32_t round = 0; round < c.rounds + 1; ++round) {  // round 0 is warm-up
       const uint64_t begin = uint64_t{round} * depth;
-      fill_kernel<<<qps, 128, 0, s->stream>>>(s->targets, depth, begin, bytes);
+      fill_kernel<<<qps, 128, 0, q.stream()>>>(q.targets(), depth, begin, bytes);
       check_cuda(cudaGetLastError(), "fill_kernel");
       const uint32_t threads = std::min<uint32_t>(qps, 128);
-      ring_kernel<<<(qps + threads - 1) / threads, threads, 0, s->stream>>>(
-          s->targets, qps, begin + depth, round, times);
+      ring_kernel<<<(qps + threads - 1) / threads, threads, 0, q.stream()>>>(
+          q.targets(), qps, begin + depth, round, times);
       check_cuda(cudaGetLastError(), "ring_kernel");
-      check_cuda(cudaStreamSynchronize(s->stream), "nic-ceiling round");
+      q.synchronize("nic-ceiling round");
       std::vector<RoundTimes> t(qps);
-      s->read(t.data(), times, qps);
+      q.read(t.data(), times, qps);
       unsigned long long first = ~0ull, last = 0;
       for (const auto& x : t) {
         valid = valid && x.ok;
@@ -224,17 +211,17 @@ Result measure_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
     rate.runs.push_back(summarize(rates));
     goodput.runs.push_back(summarize(rates_bytes));
     if (bytes > 8) {  // pointer writes: every destination slot equals its source slot
-      for (auto& pe : s->pes) {
+      for (const Target& t : q.host_targets()) {
         std::vector<uint8_t> a(size_t{SLOTS_PER_QP} * bytes), b(a.size());
-        s->read(a.data(), pe.src, a.size());
-        s->read(b.data(), pe.dst, b.size());
+        q.read(a.data(), t.src, a.size());
+        q.read(b.data(), t.dst, b.size());
         valid = valid && a == b;
       }
     } else {
       const uint64_t last_round = c.rounds;
       for (uint32_t j = 0; j < qps && valid; ++j) {
         std::vector<uint64_t> d(SLOTS_PER_QP);
-        s->read(d.data(), reinterpret_cast<const uint64_t*>(s->pes[j].dst), d.size());
+        q.read(d.data(), reinterpret_cast<const uint64_t*>(q.host_targets()[j].dst), d.size());
         for (uint32_t i = depth - SLOTS_PER_QP; i < depth; ++i) {
           const uint64_t index = last_round * depth + i;
           const uint64_t mask = bytes >= 8 ? ~0ull : (1ull << (8 * bytes)) - 1;
@@ -248,37 +235,11 @@ Result measure_rate(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes) {
   return r;
 }
 
-Result measure_latency(const NicCeilingConfig& c) {
-  Result r = base(c, "doorbell to CQE, 1 QP, 8 B inline");
-  Metric latency{"doorbell to CQE", "us", {}};
-  bool valid = true;
-  for (uint32_t run = 0; run < c.runs; ++run) {
-    auto s = make_setup(c, 1, 8, 4096);
-    const uint32_t n = std::min<uint32_t>(c.latency_iterations, MAX_LATENCY_SAMPLES);
-    latency_kernel<<<1, 1, 0, s->stream>>>(s->host_targets[0], n, s->samples, s->ok);
-    check_cuda(cudaGetLastError(), "latency_kernel");
-    check_cuda(cudaStreamSynchronize(s->stream), "latency_kernel");
-    std::vector<unsigned long long> h(n);
-    uint32_t good = 0;
-    s->read(h.data(), s->samples, n);
-    s->read(&good, s->ok, 1);
-    valid = valid && good;
-    std::vector<double> us;
-    for (uint32_t i = n / 10; i < n; ++i) us.push_back(double(h[i]) / 1e3);  // first 10 %: warm-up
-    latency.runs.push_back(summarize(us));
-  }
-  r.metrics = {latency};
-  r.payload_validated = valid;
-  return r;
-}
-
-}  // namespace
-
 std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config) {
   std::vector<Result> out;
   out.push_back(measure_latency(config));
   for (uint32_t bytes : config.sizes) {
-    for (uint32_t qps : config.qps) out.push_back(measure_rate(config, qps, bytes));
+    for (uint32_t qps : config.qps) out.push_back(measure_nic_ceiling_rate(config, qps, bytes));
   }
   const double step = gpu::measure_globaltimer_step(config.device);
   for (auto& r : out) r.environment.push_back({"globaltimer_step_ns", std::to_string(step)});

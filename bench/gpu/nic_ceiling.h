@@ -27,4 +27,8 @@ struct NicCeilingConfig {
 // once), and the doorbell-to-CQE latency of one signalled 8 B write on an idle engine.
 std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config);
 
+// One point of it: message and payload rate of `qps` QPs, `bytes` per write (8 and below inline
+// from a register, larger pointer writes), `config.runs` runs of `config.rounds` rounds.
+Result measure_nic_ceiling_rate(const NicCeilingConfig& config, uint32_t qps, uint32_t bytes);
+
 }  // namespace dissect::bench

@@ -122,27 +122,12 @@ int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mec
 int run_gpu_proxy(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_proxy_latency); }
 int run_gpu_telemetry(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_telemetry_rate); }
 
-// "1,4,16" -> {1, 4, 16}, each in [min, max]; throws naming the flag and the item.
 std::vector<uint32_t> integer_list(const Arguments& a, const std::string& name,
                                    const std::vector<uint32_t>& fallback, uint32_t min,
                                    uint32_t max) {
-  const std::string text = a.text(name, "");
-  if (text.empty()) return fallback;
+  const std::vector<uint64_t> wide(fallback.begin(), fallback.end());
   std::vector<uint32_t> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, comma - at);
-    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos &&
-                        item.size() <= 9;
-    const uint64_t v = digits ? std::stoull(item) : 0;
-    if (!digits || v < min || v > max) {
-      throw InvalidArgument("--" + name + " '" + item + "': each item an integer in [" +
-                            std::to_string(min) + ", " + std::to_string(max) + "]");
-    }
-    out.push_back(static_cast<uint32_t>(v));
-    at = comma + 1;
-  }
+  for (uint64_t v : a.integers(name, wide, min, max)) out.push_back(static_cast<uint32_t>(v));
   return out;
 }
 

@@ -94,14 +94,14 @@ DISSECT_HD inline Status fetch_add(Queue&& queue, const FetchAddRequest& request
                                      });
 }
 
-namespace detail {
-// `count` WQEs of `wqebbs_each` WQEBBs, one reservation, one doorbell; only the last may be
-// signalled (`last`), and its CQE retires the others (send queues complete in order).
-template <typename Ordering, Sharing S, typename Queue, typename BuildOne>
-DISSECT_HD inline Status post_batch(Queue& queue, uint32_t count, uint32_t wqebbs_each,
+// `count` WQEs of `wqebbs_each` WQEBBs, one reservation, one doorbell: build_one(qp, index, i,
+// completion) writes the i-th at WQEBB `index`. Only the last may be signalled (`last`), and its
+// CQE retires the others (send queues complete in order).
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue, typename BuildOne>
+DISSECT_HD inline Status post_batch(Queue&& queue, uint32_t count, uint32_t wqebbs_each,
                                     Completion last, uint64_t* end, BuildOne&& build_one) {
   if (count == 0) return Status::invalid_request;
-  return submit<Ordering, S>(queue, count * wqebbs_each, end,
+  return detail::submit<Ordering, S>(queue, count * wqebbs_each, end,
                              [&](const nic::QpHandle& qp, uint64_t base) {
                                for (uint32_t i = 0; i < count; ++i) {
                                  const Completion c = i + 1 == count ? last : Completion::unsignaled;
@@ -109,13 +109,12 @@ DISSECT_HD inline Status post_batch(Queue& queue, uint32_t count, uint32_t wqebb
                                }
                              });
 }
-}  // namespace detail
 
 // N RDMA WRITEs announced by one doorbell; the last is signalled (`last`) and retires the others.
 template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
 DISSECT_HD inline Status post_writes(Queue&& queue, const WriteRequest* requests, uint32_t count,
                                      uint64_t* end, Completion last = Completion::signaled) {
-  return detail::post_batch<Ordering, S>(
+  return post_batch<Ordering, S>(
       queue, count, write_wqebbs(), last, end,
       [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
         write_rdma_write_wqe(qp, index, requests[i], c);
@@ -130,7 +129,7 @@ DISSECT_HD inline Status post_inline_writes(Queue&& queue, const InlineWriteRequ
   for (uint32_t i = 1; i < count; ++i) {
     if (requests[i].length != requests[0].length) return Status::invalid_request;
   }
-  return detail::post_batch<Ordering, S>(
+  return post_batch<Ordering, S>(
       queue, count, count ? inline_write_wqebbs(requests[0].length) : 1, last, end,
       [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
         write_rdma_write_inline_wqe(qp, index, requests[i], c);
@@ -146,7 +145,7 @@ DISSECT_HD inline Status post_values(Queue&& queue, uint32_t count, uint32_t len
                                      ValueOf&& value_of, AddressOf&& address_of, uint64_t* end,
                                      Completion last = Completion::signaled) {
   if (length == 0 || length > 8) return Status::invalid_request;
-  return detail::post_batch<Ordering, S>(
+  return post_batch<Ordering, S>(
       queue, count, inline_write_wqebbs(length), last, end,
       [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
         write_rdma_write_value_wqe(qp, index, value_of(i), length, address_of(i), rkey, c);

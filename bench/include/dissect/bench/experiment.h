@@ -32,6 +32,9 @@ class Arguments {
   std::string text(const std::string& name, const std::string& fallback) const;
   uint64_t integer(const std::string& name, uint64_t fallback, uint64_t min, uint64_t max) const;
   uint64_t power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const;
+  // A comma list of decimal integers ("1,4,16"), each in [min, max].
+  std::vector<uint64_t> integers(const std::string& name, const std::vector<uint64_t>& fallback,
+                                 uint64_t min, uint64_t max) const;
   bool flag(const std::string& name) const;  // present without a value
   // An enumerated value: one of `allowed`, by name; anything else throws naming the flag and the
   // allowed values. --help shows them as {a|b|c}.

@@ -1,0 +1,231 @@
+// `dissect gpu-completion-scope`: Figure 4, what the completion scope costs as QPs are added. One
+// GPU thread puts 8 B on QP 0 of Q configured QPs and waits for it either on QP 0 alone (per-QP
+// quiet, DeepEP's port) or on every configured QP (gda::quiet over the QpSet: NVSHMEM's PE-wide
+// quiet, which checks each QP even where nothing is outstanding). A signal-based round trip (data
+// and a flag put on one QP, the peer thread waits for the flag and answers the same way, no quiet)
+// is the control that stays flat. Timed with %globaltimer per operation; the growth per QP of the
+// all-QP curve is fitted and recorded.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
+#include "dissect/common/clock.h"
+#include "dissect/common/wait.h"
+#include "dissect/gda/gda.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "harness.cuh"
+#include "loopback_qps.h"
+
+namespace dissect::bench {
+namespace {
+
+using gpu::LoopbackQps;
+using gpu::LoopbackTarget;
+using Policy = gda::ordering::gpu_fence;
+constexpr auto kExclusive = gda::Sharing::exclusive;
+constexpr uint32_t SLOTS = 64;
+
+enum class Wait : uint32_t { per_qp, all_qps };
+
+__global__ void put_completion_kernel(const LoopbackTarget* targets, const nic::QpHandle* handles,
+                                      uint32_t qps, Wait wait, uint32_t n,
+                                      unsigned long long* samples, uint32_t* failure) {
+  const LoopbackTarget t = targets[0];
+  const gda::QpSet all{handles, qps};
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t t0 = now_ns();
+    uint64_t end = 0;
+    gda::Status s = gda::put_value<Policy, kExclusive>(
+        t.qp, uint64_t{i} + 1, 8, reinterpret_cast<uint64_t>(t.dst + 8 + 8 * (i % SLOTS)), t.rkey,
+        gda::Completion::signaled, &end);
+    if (s == gda::Status::ok) {
+      s = wait == Wait::all_qps ? gda::quiet<Policy, kExclusive>(all)
+                                : gda::quiet<Policy, kExclusive>(t.qp);
+    }
+    samples[i] = now_ns() - t0;
+    if (s != gda::Status::ok) {
+      *failure = static_cast<uint32_t>(s);
+      return;
+    }
+  }
+}
+
+// Slot 1 + j of QP 0's destination (slot 0 is the round trip's flag) holds the last put to it.
+bool put_values_landed(const LoopbackQps& q, uint32_t n) {
+  std::vector<uint64_t> slots(SLOTS + 1);
+  q.read(slots.data(), reinterpret_cast<const uint64_t*>(q.host_targets()[0].dst), SLOTS + 1);
+  for (uint32_t i = n > SLOTS ? n - SLOTS : 0; i < n; ++i) {
+    if (slots[1 + i % SLOTS] != uint64_t{i} + 1) return false;
+  }
+  return true;
+}
+
+// CTA 0 (the initiator, QP 0) and CTA 1 (the responder, QP `qps`, its own): round i puts the data
+// and the flag value i on one QP, one doorbell; the other side waits for its flag to read i.
+__global__ void signal_round_trip_kernel(const LoopbackTarget* targets, uint32_t qps, uint32_t n,
+                                         unsigned long long* samples, uint32_t* failure) {
+  const bool initiator = blockIdx.x == 0;
+  const LoopbackTarget me = targets[initiator ? 0 : qps];
+  const LoopbackTarget peer = targets[initiator ? qps : 0];
+  uint64_t* my_flag = reinterpret_cast<uint64_t*>(peer.dst);  // the peer's QP writes my flag
+  gda::OwnedQp q = gda::own(me.qp);
+  auto send = [&](uint32_t round) {
+    uint64_t end = 0;
+    return gda::post_values<Policy, kExclusive>(
+        q, 2, 8, me.rkey, [&](uint32_t k) { return k == 0 ? ~uint64_t{round} : uint64_t{round}; },
+        [&](uint32_t k) {
+          return reinterpret_cast<uint64_t>(k == 0 ? me.dst + 8 + 8 * (round % SLOTS) : me.dst);
+        },
+        &end);
+  };
+  for (uint32_t i = 1; i <= n; ++i) {
+    const uint64_t t0 = now_ns();
+    if (initiator && send(i) != gda::Status::ok) break;
+    BoundedWait wait(5'000'000'000ull);
+    bool timed_out = false;
+    while (load_acquire<Scope::gpu>(my_flag) < i) {
+      if (wait.expired()) {
+        timed_out = true;
+        break;
+      }
+    }
+    if (timed_out) {
+      atomicCAS(failure, 0u, static_cast<uint32_t>(gda::Status::timeout));
+      break;
+    }
+    if (!initiator && send(i) != gda::Status::ok) break;
+    if (initiator) samples[i - 1] = now_ns() - t0;
+  }
+  gda::disown(q);
+}
+
+struct Point {
+  std::string label;
+  Metric metric;
+  bool valid = true;
+};
+
+double slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double mx = 0, my = 0, sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i], my += y[i];
+  mx /= x.size(), my /= y.size();
+  for (size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
+  return sxx > 0 ? sxy / sxx : 0;
+}
+
+struct ScopeConfig {
+  std::vector<uint32_t> qps;
+  uint32_t iterations, warmup, runs;
+  gpu::LoopbackOptions nic;
+};
+
+// One run of the three measurements at `qps` QPs; samples in us after the warm-up.
+void measure(const ScopeConfig& c, uint32_t qps, std::vector<Metric>& metrics, bool& valid) {
+  gpu::LoopbackOptions o = c.nic;
+  o.qps = qps + 1;  // + the responder's QP of the round trip
+  LoopbackQps q(o);
+  const uint32_t n = c.warmup + c.iterations;
+  auto* samples = static_cast<unsigned long long*>(q.scratch(8 * size_t{n}));
+  auto* failure = static_cast<uint32_t*>(q.scratch(4));
+  q.start({reinterpret_cast<const void*>(&put_completion_kernel),
+           reinterpret_cast<const void*>(&signal_round_trip_kernel)},
+          "gpu-completion-scope kernels");
+  for (uint32_t m = 0; m < 3; ++m) {
+    if (m < 2) {
+      put_completion_kernel<<<1, 1, 0, q.stream()>>>(q.targets(), q.handles(), qps,
+                                                     m == 0 ? Wait::per_qp : Wait::all_qps, n,
+                                                     samples, failure);
+    } else {
+      signal_round_trip_kernel<<<2, 1, 0, q.stream()>>>(q.targets(), qps, n, samples, failure);
+    }
+    check_cuda(cudaGetLastError(), "gpu-completion-scope launch");
+    q.wait("gpu-completion-scope kernel");
+    uint32_t failed = 0;
+    q.read(&failed, failure, 1);
+    std::vector<unsigned long long> ns(n);
+    q.read(ns.data(), samples, n);
+    if (failed != 0) {
+      valid = false;
+      continue;
+    }
+    if (m < 2) valid = valid && put_values_landed(q, n);
+    std::vector<double> us;
+    for (uint32_t i = c.warmup; i < n; ++i) us.push_back(double(ns[i]) / 1e3);
+    metrics[m].runs.push_back(summarize(us));
+  }
+}
+
+int run_gpu_completion_scope(const Arguments& a, Report& report) {
+  a.provider({"softnic"});
+  const bool quick = a.flag("quick");
+  ScopeConfig c;
+  c.qps.clear();
+  for (uint64_t v : a.integers("qps", {1, 2, 4, 8, 16, 32}, 1, 527)) {
+    c.qps.push_back(static_cast<uint32_t>(v));
+  }
+  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 1'000'000));
+  c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 10, 1'000'000));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+  c.nic.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.nic.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.nic.engine_ctas, 1, 1024));
+  c.nic.engine_warps_per_cta = static_cast<uint32_t>(
+      a.integer("engine-warps", c.nic.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+  c.nic.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic.nic_profile);
+  c.nic.sq_wqebbs = 1024;
+  c.nic.buffer_bytes = 8 * (SLOTS + 1);
+  a.check_all_used();
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  const char* names[3] = {"per-QP quiet", "all-QP quiet", "signal round trip"};
+  std::vector<Result> out;
+  std::vector<double> x, all_p50;
+  Progress progress("gpu-completion-scope", c.qps.size());
+  for (uint32_t qps : c.qps) {
+    std::vector<Metric> metrics = {{"put+completion", "us", {}}, {"put+completion", "us", {}},
+                                   {"round trip", "us", {}}};
+    bool valid = true;
+    for (uint32_t run = 0; run < c.runs; ++run) measure(c, qps, metrics, valid);
+    for (uint32_t m = 0; m < 3; ++m) {
+      Result r;
+      r.experiment = "gpu-completion-scope";
+      r.label = std::string(names[m]) + ", " + std::to_string(qps) + " QPs";
+      r.engine = "gpu-kernel";
+      r.placement = "gpu";
+      r.submitter = "gpu-thread";
+      r.pe_layout = "1 NIC, loopback QPs, 1 GPU";
+      r.knobs = {{"scope", names[m]}, {"qps", std::to_string(qps)}, {"ordering", Policy::key},
+                 {"iterations", std::to_string(c.iterations)}, {"warmup", std::to_string(c.warmup)},
+                 {"engine_warps", std::to_string(c.nic.engine_ctas) + " CTAs x " +
+                                      std::to_string(c.nic.engine_warps_per_cta) + " warps"},
+                 {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic.nic_profile))}};
+      r.metrics = {metrics[m]};
+      r.payload_validated = valid && !metrics[m].runs.empty();
+      if (m == 1 && !metrics[m].runs.empty()) x.push_back(qps), all_p50.push_back(metrics[m].p50());
+      out.push_back(std::move(r));
+    }
+    progress.done(std::to_string(qps) + " QPs");
+  }
+  char growth[32];
+  std::snprintf(growth, sizeof growth, "%.4f", x.size() > 1 ? slope(x, all_p50) : 0.0);
+  int status = 0;
+  for (Result& r : out) {
+    if (r.knobs[0].second == names[1]) r.knobs.push_back({"all_qp_growth_us_per_qp", growth});
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+  }
+  return status;
+}
+
+const bool registered = register_experiment(
+    {"gpu-completion-scope",
+     "Figure 4: put+completion with a per-QP vs an all-QP quiet, and a signal round trip, against "
+     "QP count",
+     run_gpu_completion_scope, true});
+
+}  // namespace
+}  // namespace dissect::bench

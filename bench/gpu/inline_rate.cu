@@ -1,0 +1,69 @@
+// `dissect gpu-inline-rate`: Figure 3b, inline against pointer payloads by size, at 16 QPs (one
+// thread and one CTA each) with 16 WQEs per doorbell: the batched message rate falls as inlining
+// moves the payload into the WQE (more stores per message, more WQEBBs per WQE), where a pointer
+// WQE stays one WQEBB and the NIC reads the payload. Each point carries the model's ceiling.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "rate_run.h"
+
+namespace dissect::bench {
+namespace {
+
+int run_gpu_inline_rate(const Arguments& a, Report& report) {
+  a.provider({"softnic"});
+  gpu::RateConfig c;
+  const bool quick = a.flag("quick");
+  c.qps = static_cast<uint32_t>(a.integer("qps", 16, 1, 528));
+  c.threads = c.qps;
+  c.ctas = c.qps;
+  c.batch = static_cast<uint32_t>(a.integer("batch", 16, 1, 256));
+  const std::vector<uint64_t> sizes =
+      a.sizes(quick ? std::vector<uint64_t>{8, 64, 220} : std::vector<uint64_t>{8, 16, 32, 64, 96, 128, 160, 192, 220},
+              1, 220);
+  const std::vector<std::string> kinds = a.choices("payloads", "inline,pointer", {"inline", "pointer"});
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.engine_warps_per_cta = static_cast<uint32_t>(
+      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+  c.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic_profile);
+  a.check_all_used();
+  std::vector<gpu::RateConfig> points;
+  for (const std::string& kind : kinds) {
+    for (uint64_t size : sizes) {
+      gpu::RateConfig p = c;
+      p.payload = kind;
+      p.payload_bytes = static_cast<uint32_t>(size);
+      gpu::check_rate_config(p);
+      points.push_back(p);
+    }
+  }
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  int status = 0;
+  Progress progress("gpu-inline-rate", points.size());
+  for (const gpu::RateConfig& p : points) {
+    const std::string label = p.payload + " " + std::to_string(p.payload_bytes) + " B";
+    Result r = gpu::measure_gpu_rate(p, "gpu-inline-rate", label);
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+    progress.done(label);
+  }
+  return status;
+}
+
+const bool registered = register_experiment(
+    {"gpu-inline-rate",
+     "Figure 3b: inline vs pointer message rate by payload size, 16 QPs, 16 WQEs per doorbell",
+     run_gpu_inline_rate, true});
+
+}  // namespace
+}  // namespace dissect::bench

@@ -1,0 +1,98 @@
+#include "loopback_qps.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "dissect/common/cuda.h"
+
+namespace dissect::bench::gpu {
+
+LoopbackQps::LoopbackQps(const LoopbackOptions& o) {
+  softnic::GpuSoftNicOptions n;
+  n.device = o.device;
+  n.engine_ctas = o.engine_ctas;
+  n.engine_warps_per_cta = o.engine_warps_per_cta;
+  n.profile = softnic::timing_profile(o.nic_profile);
+  n.max_qps = std::max<uint32_t>(o.qps, 1);
+  n.max_mrs = 2 * o.qps + 4;
+  n.start_engine = false;
+  nic_ = std::make_unique<softnic::GpuSoftNic>(n);
+  nic::QpAttributes a;
+  a.sq_wqebbs = o.sq_wqebbs;
+  a.cq_entries = o.sq_wqebbs;
+  a.max_inline = o.max_inline;
+  a.placement = nic::Placement::gpu;
+  pes_.resize(o.qps);
+  std::vector<nic::QpHandle> handles;
+  for (GpuPe& pe : pes_) {
+    open_pe(pe, nic_.get(), a, o.buffer_bytes);
+    pe.qp->connect(pe.qp->endpoint());
+    host_targets_.push_back(
+        LoopbackTarget{pe.qp->handle(), pe.src, pe.dst, pe.src_mr.lkey, pe.dst_mr.rkey});
+    handles.push_back(pe.qp->handle());
+  }
+  cudaSetDevice(o.device);
+  check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "loopback QPs: stream");
+  targets_ = static_cast<LoopbackTarget*>(scratch(sizeof(LoopbackTarget) * o.qps));
+  handles_ = static_cast<nic::QpHandle*>(scratch(sizeof(nic::QpHandle) * o.qps));
+  write_bytes(targets_, host_targets_.data(), sizeof(LoopbackTarget) * o.qps);
+  write_bytes(handles_, handles.data(), sizeof(nic::QpHandle) * o.qps);
+}
+
+LoopbackQps::~LoopbackQps() {
+  if (nic_) nic_->stop();
+  pes_.clear();
+  for (void* p : scratch_) cudaFree(p);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void LoopbackQps::start(const std::vector<const void*>& kernels, const char* what) {
+  for (const void* k : kernels) softnic::preload_kernel(k, what);
+  nic_->start();
+}
+
+void* LoopbackQps::scratch(size_t bytes) {
+  void* p = nullptr;
+  check_cuda(cudaMalloc(&p, std::max<size_t>(bytes, 8)), "loopback QPs: scratch memory");
+  check_cuda(cudaMemset(p, 0, std::max<size_t>(bytes, 8)), "loopback QPs: scratch memory");
+  scratch_.push_back(p);
+  return p;
+}
+
+void LoopbackQps::write_bytes(void* device, const void* host, size_t bytes) const {
+  check_cuda(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_),
+             "loopback QPs: upload");
+  synchronize("loopback QPs: upload");
+}
+
+void LoopbackQps::read_bytes(void* host, const void* device, size_t bytes) const {
+  check_cuda(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_),
+             "loopback QPs: read-back");
+  synchronize("loopback QPs: read-back");
+}
+
+void LoopbackQps::synchronize(const char* what) const {
+  check_cuda(cudaStreamSynchronize(stream_), what);
+}
+
+void LoopbackQps::wait(const char* what, double seconds) const {
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t q = cudaStreamQuery(stream_);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) {
+      throw std::runtime_error(std::string(what) + " failed: " + cudaGetErrorString(q) + "; " +
+                               nic_->describe_status());
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
+      throw std::runtime_error(std::string(what) + " did not finish in " +
+                               std::to_string(seconds) + " s; " + nic_->describe_status());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+}  // namespace dissect::bench::gpu

@@ -1,0 +1,80 @@
+// Q loopback QPs on one GPU softnic, for the GPU experiments that need many queues (nic-ceiling,
+// gpu-rate, gpu-inline-rate, gpu-completion-scope): each QP connected to itself, so the engine
+// executes every write of one NIC, with a source and a destination buffer per QP in GPU memory.
+//
+// Everything is allocated before the engine starts and freed after it stops: allocating or
+// freeing beside a running engine kernel can wait forever (softnic/gpu_engine.h, HAZARDS). So the
+// kernels an experiment launches are loaded before start() too.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/gpu_pe.h"
+#include "dissect/nic/handles.h"
+#include "dissect/softnic/gpu_engine.h"
+
+namespace dissect::bench::gpu {
+
+struct LoopbackTarget {
+  nic::QpHandle qp;
+  uint8_t* src;
+  uint8_t* dst;
+  uint32_t lkey, rkey;
+};
+
+struct LoopbackOptions {
+  int device = 0;
+  uint32_t engine_ctas = 8;
+  uint32_t engine_warps_per_cta = 8;
+  std::string nic_profile = "fast";  // fast | cx7-ib | a profile file (softnic/profile.h)
+  uint32_t qps = 1;
+  uint32_t sq_wqebbs = 4096;         // send queue depth per QP (the CQ has as many entries)
+  uint32_t max_inline = 64;
+  size_t buffer_bytes = 4096;        // source and destination bytes per QP
+};
+
+class LoopbackQps {
+ public:
+  explicit LoopbackQps(const LoopbackOptions& options);
+  ~LoopbackQps();
+  LoopbackQps(const LoopbackQps&) = delete;
+  LoopbackQps& operator=(const LoopbackQps&) = delete;
+
+  // Loads `kernels` (preload_kernel), then starts the engine.
+  void start(const std::vector<const void*>& kernels, const char* what);
+
+  const LoopbackTarget* targets() const { return targets_; }   // device array, one per QP
+  const nic::QpHandle* handles() const { return handles_; }    // device array, one per QP
+  const std::vector<LoopbackTarget>& host_targets() const { return host_targets_; }
+  cudaStream_t stream() const { return stream_; }
+  softnic::GpuSoftNic& nic() { return *nic_; }
+  // Device memory the experiment needs beside the queues, allocated before start().
+  void* scratch(size_t bytes);
+
+  template <typename T>
+  void read(T* host, const T* device, size_t count) const {
+    read_bytes(host, device, sizeof(T) * count);
+  }
+  void write_bytes(void* device, const void* host, size_t bytes) const;
+  void synchronize(const char* what) const;
+  // Waits (bounded) for the kernels on stream(); throws naming `what` and the engine's status.
+  void wait(const char* what, double seconds = 60) const;
+
+ private:
+  void read_bytes(void* host, const void* device, size_t bytes) const;
+
+  std::unique_ptr<softnic::GpuSoftNic> nic_;
+  std::vector<GpuPe> pes_;
+  std::vector<LoopbackTarget> host_targets_;
+  LoopbackTarget* targets_ = nullptr;
+  nic::QpHandle* handles_ = nullptr;
+  std::vector<void*> scratch_;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace dissect::bench::gpu

@@ -1,0 +1,106 @@
+// `dissect gpu-rate`: Table 5, the 8 B message rate of GPU submitters through mini-gda. T threads
+// in C CTAs post 8 B inline writes (from a register) on Q QPs, `--batch` WQEs per doorbell, many
+// outstanding, with periodic reclamation and a final drain (rate_kernel.cuh); the QPs' threads
+// share them as `--sharing` says. Every result carries the NIC model's ceiling for the same QPs
+// measured in the same process, and says whether the submitter or the model bounded the rate.
+// `--sweep` runs every mini-gda row of Table 5, each labelled with its row.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "rate_run.h"
+
+namespace dissect::bench {
+namespace {
+
+using gpu::RateConfig;
+
+struct Table5Row {
+  const char* label;
+  uint32_t threads, qps, ctas, batch;
+  const char* sharing;
+};
+
+// The paper's rows (Table 5, P-IB), in its order; † is handoff at batch 1, ∗ handoff at 32.
+const Table5Row TABLE5[] = {
+    {"one thread, 1 QP, batch 1", 1, 1, 1, 1, "exclusive"},
+    {"one thread, 2 QPs, batch 1", 1, 2, 1, 1, "exclusive"},
+    {"one thread, 32 QPs, batch 1", 1, 32, 1, 1, "exclusive"},
+    {"one thread, 1 QP, batch 16", 1, 1, 1, 16, "exclusive"},
+    {"32 threads, 1 QP, doorbell lock per WQE (†)", 32, 1, 1, 1, "handoff"},
+    {"256 threads, 1 QP, slots handed off per thread (∗)", 256, 1, 1, 32, "handoff"},
+    {"32 threads, 1 QP, cooperative (‡)", 32, 1, 1, 32, "cooperative"},
+    {"256 threads, 1 QP, cooperative (‡)", 256, 1, 1, 32, "cooperative"},
+    {"16 threads, 16 QPs, 16 SMs, batch 1", 16, 16, 16, 1, "exclusive"},
+    {"16 threads, 16 QPs, 16 SMs, batch 16", 16, 16, 16, 16, "exclusive"},
+    {"32 threads, 32 QPs, 1 SM, batch 16", 32, 32, 1, 16, "exclusive"},
+    {"64 threads, 64 QPs, 1 SM, batch 16", 64, 64, 1, 16, "exclusive"},
+    {"64 threads, 64 QPs, 64 SMs, batch 16", 64, 64, 64, 16, "exclusive"},
+    // Table 13's mini-gda configuration beside NVSHMEM's (16 QPs x 256 threads, one QP per CTA).
+    {"4096 threads, 16 QPs, 16 SMs, cooperative (‡)", 4096, 16, 16, 32, "cooperative"},
+};
+
+std::string row_label(const RateConfig& c) {
+  return std::to_string(c.threads) + " threads, " + std::to_string(c.qps) + " QPs, " +
+         std::to_string(c.ctas) + " CTAs, batch " + std::to_string(c.batch) + ", " + c.sharing;
+}
+
+int run_gpu_rate(const Arguments& a, Report& report) {
+  a.provider({"softnic"});
+  RateConfig c;
+  const bool sweep = a.flag("sweep"), quick = a.flag("quick");
+  c.threads = static_cast<uint32_t>(a.integer("threads", 1, 1, 16384));
+  c.qps = static_cast<uint32_t>(a.integer("qps", 1, 1, 528));
+  c.ctas = static_cast<uint32_t>(a.integer("ctas", 1, 1, 528));
+  c.batch = static_cast<uint32_t>(a.integer("batch", 1, 1, 256));
+  c.sharing = a.choice("sharing", "exclusive", {"exclusive", "shared", "handoff", "cooperative"});
+  c.payload_bytes = static_cast<uint32_t>(a.integer("size", 8, 1, 8));
+  c.messages_per_thread = static_cast<uint32_t>(a.integer("messages", 0, 0, 100'000'000));
+  c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384));
+  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.engine_warps_per_cta = static_cast<uint32_t>(
+      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+  c.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  a.check_all_used();
+  std::vector<std::pair<std::string, RateConfig>> points;
+  if (sweep) {
+    for (const Table5Row& row : TABLE5) {
+      RateConfig p = c;
+      p.threads = row.threads, p.qps = row.qps, p.ctas = row.ctas, p.batch = row.batch;
+      p.sharing = row.sharing;
+      points.emplace_back(row.label, p);
+    }
+  } else {
+    points.emplace_back(row_label(c), c);
+  }
+  for (const auto& point : points) gpu::check_rate_config(point.second);  // before anything runs
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  int status = 0;
+  Progress progress("gpu-rate", points.size());
+  for (const auto& [label, p] : points) {
+    Result r = gpu::measure_gpu_rate(p, "gpu-rate", label);
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+    progress.done(label);
+  }
+  return status;
+}
+
+const bool registered = register_experiment(
+    {"gpu-rate",
+     "Table 5: 8 B message rate of GPU threads by threads, QPs, CTAs, batch and sharing, beside the "
+     "model's ceiling (--sweep: every row)",
+     run_gpu_rate, true});
+
+}  // namespace
+}  // namespace dissect::bench

@@ -1,0 +1,286 @@
+#include "rate_run.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dissect/common/error.h"
+#include "harness.cuh"
+#include "nic_ceiling.h"
+#include "rate_kernel.cuh"
+
+namespace dissect::bench::gpu {
+namespace {
+
+RateSharing sharing_of(const std::string& name) {
+  if (name == "exclusive") return RateSharing::exclusive;
+  if (name == "shared") return RateSharing::shared;
+  if (name == "handoff") return RateSharing::handoff;
+  if (name == "cooperative") return RateSharing::cooperative;
+  throw InvalidArgument("sharing '" + name + "': one of exclusive, shared, handoff, cooperative");
+}
+
+RatePayload payload_of(const std::string& name) {
+  if (name == "value") return RatePayload::value;
+  if (name == "inline") return RatePayload::inline_copy;
+  if (name == "pointer") return RatePayload::pointer;
+  throw InvalidArgument("payload '" + name + "': one of value, inline, pointer");
+}
+
+std::string hex(uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%x", v);
+  return text;
+}
+
+uint32_t wqebbs_per_message(const RateConfig& c) {
+  return payload_of(c.payload) == RatePayload::pointer ? gda::write_wqebbs()
+                                                       : gda::inline_write_wqebbs(c.payload_bytes);
+}
+
+void refuse(bool bad, const std::string& why) {
+  if (bad) throw InvalidArgument(why);
+}
+
+// Messages each thread posts: about 2^22 in all unless given, a multiple of what one post takes.
+uint32_t messages_per_thread(const RateConfig& c, uint32_t wanted) {
+  const uint32_t qps_per_thread = c.qps > c.threads ? c.qps / c.threads : 1;
+  const uint32_t unit = sharing_of(c.sharing) == RateSharing::cooperative
+                            ? std::max<uint32_t>(c.batch / 32, 1)
+                            : (sharing_of(c.sharing) == RateSharing::handoff ? 1 : c.batch * qps_per_thread);
+  const uint32_t m = wanted ? wanted : std::clamp<uint32_t>((1u << 22) / c.threads, 256, 200'000);
+  return std::max(unit, m / unit * unit);
+}
+
+uint32_t signal_period(const RateConfig& c) {
+  if (c.signal_period) return c.signal_period;
+  return (64 + c.batch - 1) / c.batch * c.batch;
+}
+
+// The model's own rate for these QPs and payload, measured once per process and configuration.
+double model_ceiling(const RateConfig& c) {
+  static std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, std::string>, double> seen;
+  const auto key = std::make_tuple(c.qps, c.payload_bytes, c.engine_ctas, c.engine_warps_per_cta,
+                                   c.nic_profile);
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  NicCeilingConfig n;
+  n.device = c.device;
+  n.engine_ctas = c.engine_ctas;
+  n.engine_warps_per_cta = c.engine_warps_per_cta;
+  n.nic_profile = c.nic_profile;
+  n.rounds = 4;
+  n.runs = 1;
+  const Result r = measure_nic_ceiling_rate(n, c.qps, c.payload_bytes);
+  return seen[key] = r.metrics.at(0).p50();
+}
+
+struct Launch {
+  RateArgs args;
+  uint32_t ctas, threads_per_cta;
+};
+
+template <RateSharing K>
+void launch(const Launch& l, cudaStream_t stream) {
+  rate_kernel<K><<<l.ctas, l.threads_per_cta, 0, stream>>>(l.args);
+}
+
+void launch_any(RateSharing k, const Launch& l, cudaStream_t stream) {
+  switch (k) {
+    case RateSharing::exclusive: launch<RateSharing::exclusive>(l, stream); break;
+    case RateSharing::shared: launch<RateSharing::shared>(l, stream); break;
+    case RateSharing::handoff: launch<RateSharing::handoff>(l, stream); break;
+    case RateSharing::cooperative: launch<RateSharing::cooperative>(l, stream); break;
+  }
+  check_cuda(cudaGetLastError(), "launch rate_kernel");
+}
+
+std::vector<const void*> rate_kernels() {
+  return {reinterpret_cast<const void*>(&rate_kernel<RateSharing::exclusive>),
+          reinterpret_cast<const void*>(&rate_kernel<RateSharing::shared>),
+          reinterpret_cast<const void*>(&rate_kernel<RateSharing::handoff>),
+          reinterpret_cast<const void*>(&rate_kernel<RateSharing::cooperative>)};
+}
+
+// Destination slots hold the last RATE_SLOTS messages of each QP: their values, or the source.
+bool validate(const LoopbackQps& q, const RateConfig& c, uint64_t messages_per_qp) {
+  const size_t bytes = size_t{RATE_SLOTS} * c.payload_bytes;
+  for (uint32_t j = 0; j < c.qps; ++j) {
+    std::vector<uint8_t> dst(bytes), src(bytes);
+    q.read(dst.data(), q.host_targets()[j].dst, bytes);
+    if (payload_of(c.payload) != RatePayload::value) {
+      q.read(src.data(), q.host_targets()[j].src, bytes);
+      if (dst != src) return false;
+      continue;
+    }
+    for (uint64_t m = messages_per_qp - RATE_SLOTS; m < messages_per_qp; ++m) {
+      uint64_t expected = rate_value(m, j), got = 0;
+      std::memcpy(&got, dst.data() + (m % RATE_SLOTS) * c.payload_bytes, c.payload_bytes);
+      const uint64_t mask = c.payload_bytes >= 8 ? ~0ull : (1ull << (8 * c.payload_bytes)) - 1;
+      if ((got & mask) != (expected & mask)) return false;
+    }
+  }
+  return true;
+}
+
+struct RunOutcome {
+  double mmsg_per_s = 0;
+  bool valid = false;
+  std::string failure;
+};
+
+RunOutcome run_once(const RateConfig& c) {
+  LoopbackOptions o;
+  o.device = c.device;
+  o.engine_ctas = c.engine_ctas;
+  o.engine_warps_per_cta = c.engine_warps_per_cta;
+  o.nic_profile = c.nic_profile;
+  o.qps = c.qps;
+  o.sq_wqebbs = c.sq_wqebbs;
+  o.max_inline = std::max<uint32_t>(64, c.payload_bytes);
+  o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
+  LoopbackQps q(o);
+  Launch l{};
+  l.ctas = c.ctas;
+  l.threads_per_cta = c.threads / c.ctas;
+  l.args.targets = q.targets();
+  l.args.threads_per_qp = std::max<uint32_t>(c.threads / c.qps, 1);
+  l.args.qps_per_thread = std::max<uint32_t>(c.qps / c.threads, 1);
+  l.args.batch = c.batch;
+  l.args.signal_period = signal_period(c);
+  l.args.payload = payload_of(c.payload);
+  l.args.payload_bytes = c.payload_bytes;
+  l.args.cta_start = static_cast<unsigned long long*>(q.scratch(8 * c.ctas));
+  l.args.cta_end = static_cast<unsigned long long*>(q.scratch(8 * c.ctas));
+  l.args.failure = static_cast<uint32_t*>(q.scratch(16));
+  std::vector<uint8_t> pattern(o.buffer_bytes);
+  for (uint32_t j = 0; j < c.qps; ++j) {
+    for (size_t b = 0; b < pattern.size(); ++b) pattern[b] = payload_byte(j, uint32_t(b));
+    q.write_bytes(q.host_targets()[j].src, pattern.data(), pattern.size());
+  }
+  q.start(rate_kernels(), "gpu-rate kernels");
+  const RateSharing k = sharing_of(c.sharing);
+  const uint32_t m = messages_per_thread(c, c.messages_per_thread);
+  const uint32_t warm = messages_per_thread(c, std::max<uint32_t>(m / 8, 1));
+  RunOutcome out;
+  for (uint32_t pass = 0; pass < 2; ++pass) {  // pass 0 warms up and is not timed
+    l.args.messages_per_thread = pass == 0 ? warm : m;
+    launch_any(k, l, q.stream());
+    q.wait("gpu-rate kernel");
+    uint32_t failure[3] = {};
+    q.read(failure, l.args.failure, 3);
+    if (failure[0] != 0) {
+      out.failure = std::string("QP ") + std::to_string(failure[1]) + ": " +
+                    to_string(static_cast<Status>(failure[0])) + " (SendQueueState::error " +
+                    hex(failure[2]) + ")";
+      return out;
+    }
+  }
+  std::vector<unsigned long long> start(c.ctas), end(c.ctas);
+  q.read(start.data(), l.args.cta_start, c.ctas);
+  q.read(end.data(), l.args.cta_end, c.ctas);
+  const double ns = double(*std::max_element(end.begin(), end.end()) -
+                           *std::min_element(start.begin(), start.end()));
+  out.mmsg_per_s = double(c.threads) * m / ns * 1e3;
+  const uint64_t per_qp = uint64_t{c.threads} * (warm + m) / c.qps;
+  out.valid = validate(q, c, per_qp);
+  return out;
+}
+
+}  // namespace
+
+void check_rate_config(const RateConfig& c) {
+  const RateSharing k = sharing_of(c.sharing);
+  const RatePayload p = payload_of(c.payload);
+  refuse(c.threads == 0 || c.qps == 0 || c.ctas == 0 || c.batch == 0,
+         "--threads, --qps, --ctas and --batch are at least 1");
+  refuse(c.threads % c.ctas != 0, "--threads " + std::to_string(c.threads) +
+                                      " is not a multiple of --ctas " + std::to_string(c.ctas));
+  refuse(c.threads / c.ctas > 1024, "--threads / --ctas = " + std::to_string(c.threads / c.ctas) +
+                                        " threads per CTA (at most 1024)");
+  if (c.qps > c.threads) {
+    refuse(k != RateSharing::exclusive || c.qps % c.threads != 0,
+           "--qps " + std::to_string(c.qps) + " > --threads " + std::to_string(c.threads) +
+               ": each thread drives --qps / --threads QPs alone (--sharing exclusive, a multiple)");
+  } else {
+    refuse(c.threads % c.qps != 0, "--threads " + std::to_string(c.threads) +
+                                       " is not a multiple of --qps " + std::to_string(c.qps));
+    refuse(c.qps % c.ctas != 0, "--qps " + std::to_string(c.qps) +
+                                    " is not a multiple of --ctas " + std::to_string(c.ctas) +
+                                    ": each QP's threads are in one CTA");
+  }
+  const uint32_t per_qp = c.threads / c.qps;
+  refuse(k == RateSharing::exclusive && per_qp > 1,
+         "--sharing exclusive: one thread per QP, not " + std::to_string(per_qp));
+  refuse(k == RateSharing::cooperative && per_qp % 32 != 0,
+         "--sharing cooperative: whole warps per QP, not " + std::to_string(per_qp) + " threads");
+  refuse(k == RateSharing::cooperative && c.batch > 32 && c.batch % 32 != 0,
+         "--sharing cooperative: --batch up to 32 or a multiple of 32, not " +
+             std::to_string(c.batch));
+  refuse(p == RatePayload::value && c.payload_bytes > 8,
+         "--payload value: at most 8 B from a register, not " + std::to_string(c.payload_bytes));
+  refuse(c.payload_bytes == 0, "--size 0");
+  // Room must come back while a reclamation period is still being posted.
+  refuse(2 * signal_period(c) * wqebbs_per_message(c) > c.sq_wqebbs,
+         "--sq-depth " + std::to_string(c.sq_wqebbs) + " WQEBBs: below two reclamation periods (" +
+             std::to_string(signal_period(c)) + " messages of " +
+             std::to_string(wqebbs_per_message(c)) + " WQEBBs)");
+  refuse(signal_period(c) % c.batch != 0, "--signal-period " + std::to_string(c.signal_period) +
+                                              " is not a multiple of --batch " +
+                                              std::to_string(c.batch));
+}
+
+Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
+                        const std::string& label) {
+  check_rate_config(c);
+  Result r;
+  r.experiment = experiment;
+  r.label = label;
+  r.engine = "gpu-kernel";
+  r.placement = "gpu";
+  r.submitter = "gpu-thread";
+  r.pe_layout = "1 NIC, loopback QPs, 1 GPU";
+  const uint32_t m = messages_per_thread(c, c.messages_per_thread);
+  r.knobs = {{"threads", std::to_string(c.threads)},
+             {"qps", std::to_string(c.qps)},
+             {"ctas", std::to_string(c.ctas)},
+             {"batch", std::to_string(c.batch)},
+             {"sharing", c.sharing},
+             {"payload", c.payload},
+             {"payload_bytes", std::to_string(c.payload_bytes)},
+             {"messages_per_thread", std::to_string(m)},
+             {"signal_period", std::to_string(signal_period(c))},
+             {"sq_wqebbs", std::to_string(c.sq_wqebbs)},
+             {"ordering", RatePolicy::key},
+             {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
+                                  std::to_string(c.engine_warps_per_cta) + " warps"},
+             {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
+  Metric rate{"message rate", "Mmsg/s", {}}, per_qp{"per-QP rate", "Mmsg/s", {}};
+  bool valid = true;
+  std::string note;
+  for (uint32_t run = 0; run < c.runs; ++run) {
+    const RunOutcome o = run_once(c);
+    if (!o.failure.empty()) {
+      valid = false;
+      note += "run " + std::to_string(run) + ": " + o.failure + "; ";
+      continue;
+    }
+    valid = valid && o.valid;
+    rate.runs.push_back(summarize({o.mmsg_per_s}));
+    per_qp.runs.push_back(summarize({o.mmsg_per_s / c.qps}));
+  }
+  const double ceiling = model_ceiling(c);
+  Metric model{"model ceiling", "Mmsg/s", {summarize({ceiling})}};
+  r.metrics = {rate, per_qp, model};
+  const bool model_bound = !rate.runs.empty() && rate.p50() >= 0.8 * ceiling;
+  r.knobs.push_back({"bottleneck", model_bound ? "NIC model (rate >= 80 % of its ceiling)"
+                                               : "submitter (rate < 80 % of the model's ceiling)"});
+  if (!note.empty()) r.knobs.push_back({"note", note});
+  r.payload_validated = valid && !rate.runs.empty();
+  return r;
+}
+
+}  // namespace dissect::bench::gpu

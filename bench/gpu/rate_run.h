@@ -1,0 +1,35 @@
+// Runs the posting loop of rate_kernel.cuh for one configuration, beside the NIC model's own
+// ceiling for the same QPs and payload (nic-ceiling), and says which of the two bounded the rate.
+// Host-side entry point of gpu-rate and gpu-inline-rate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dissect/bench/results.h"
+
+namespace dissect::bench::gpu {
+
+struct RateConfig {
+  uint32_t threads = 1, qps = 1, ctas = 1, batch = 1;
+  std::string sharing = "exclusive";  // exclusive | shared | handoff | cooperative
+  std::string payload = "value";      // value (<= 8 B, from a register) | inline | pointer
+  uint32_t payload_bytes = 8;
+  uint32_t messages_per_thread = 0;   // 0: about 2^22 messages in all
+  uint32_t signal_period = 0;         // messages per signalled WQE; 0: 64 rounded to the batch
+  uint32_t sq_wqebbs = 4096;
+  uint32_t runs = 3;
+  int device = 0;
+  uint32_t engine_ctas = 8, engine_warps_per_cta = 8;
+  std::string nic_profile = "fast";
+};
+
+// Throws InvalidArgument naming the knob when the configuration cannot run as asked.
+void check_rate_config(const RateConfig& c);
+
+// Metrics: message rate, per-QP rate, the model's ceiling (Mmsg/s); knobs: every field above and
+// "bottleneck": "submitter" or "NIC model" (the rate reached 80 % of the model's ceiling).
+Result measure_gpu_rate(const RateConfig& config, const std::string& experiment,
+                        const std::string& label);
+
+}  // namespace dissect::bench::gpu
