@@ -17,6 +17,16 @@ Placement placement_from_string(const std::string& name) {
   throw InvalidArgument("unknown queue placement '" + name + "' (expected host or gpu)");
 }
 
+const char* to_string(DoorbellPath path) {
+  return path == DoorbellPath::cpu_assisted ? "cpu-assisted" : "direct";
+}
+
+DoorbellPath doorbell_path_from_string(const std::string& name) {
+  if (name == "direct") return DoorbellPath::direct;
+  if (name == "cpu-assisted") return DoorbellPath::cpu_assisted;
+  throw InvalidArgument("unknown doorbell path '" + name + "' (expected direct or cpu-assisted)");
+}
+
 void check_queue_depth(const char* what, uint64_t depth, uint64_t limit) {
   if (!mlx5::is_power_of_two(depth) || depth > limit) {
     throw InvalidArgument(std::string(what) + " = " + std::to_string(depth) +

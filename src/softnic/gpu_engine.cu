@@ -16,6 +16,7 @@
 #include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/telemetry/gpu_slot.h"
+#include "doorbell_forwarder.h"
 #include "engine/gpu_kernel.h"
 #include "engine/host_engine.h"
 #include "ipc_arena.h"
@@ -134,6 +135,7 @@ class GpuQueuePair : public nic::QueuePair {
     }
     // The post stamps live in the telemetry slot (GPU memory, for GPU submitters).
     memory_ = allocate_queue_memory(nic_, a, PostStamps::elsewhere);
+    doorbell_ = route_doorbell(nic_, a, memory_);  // mapped host memory (allocate, Placement::host)
     // The queues may be in GPU memory: their initial bytes are built here and uploaded.
     std::vector<uint8_t> image(memory_.bytes, 0);
     mark_cqes_invalid(memory_, a, image.data());
@@ -145,7 +147,17 @@ class GpuQueuePair : public nic::QueuePair {
     if (a.placement == nic::Placement::host) {
       context_.engine_flags = ENGINE_QUEUES_IN_HOST_MEMORY | ENGINE_SYSTEM_COMPLETION;
     }
+    // A cpu-assisted doorbell is stored by the forwarder, a host thread, into mapped host memory:
+    // only a system-scope acquire of it synchronises with that release store and so carries the
+    // submitter's WQE stores (doorbell_forwarder.h, steps 1-3). The <system, system> window is the
+    // one instantiation with a system-scope doorbell; its system-scope CQE release is stronger
+    // than a GPU-resident CQ needs, and a fourth instantiation would not fit the engine kernel's
+    // registers (gpu_engine.h).
+    if (doorbell_.memory != nullptr) context_.engine_flags |= ENGINE_QUEUES_IN_HOST_MEMORY;
     nic_.write_qp(index_, context_);
+    if (doorbell_.memory != nullptr) {
+      nic_.doorbell_forwarder().add(qpn_, doorbell_.mailbox, doorbell_.engine_register);
+    }
     telemetry_.open(nic_, "softnic-gpu" + std::to_string(nic_.nic_id()), nic_.device(),
                     a.telemetry_channel, qpn_, a.sq_wqebbs);  // GPU memory: for GPU submitters
   }
@@ -153,7 +165,11 @@ class GpuQueuePair : public nic::QueuePair {
   ~GpuQueuePair() override {
     try {
       nic_.publish_qp_state(index_, QP_STATE_RESET);
+      // remove() returns once the forwarder cannot touch the doorbell words; the engine, which
+      // reads the register, is stopped around their free by release().
+      if (doorbell_.memory != nullptr) nic_.doorbell_forwarder().remove(qpn_);
       nic_.release(memory_.base);  // stops the engine around the free: it may be inside this QP
+      if (doorbell_.memory != nullptr) nic_.release(doorbell_.memory);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "dissect: softnic gpu: destroying QP 0x%x: %s\n", qpn_, e.what());
     }
@@ -229,6 +245,7 @@ class GpuQueuePair : public nic::QueuePair {
   uint32_t qpn_ = 0;
   QpContext context_{};
   QueueMemory memory_;
+  AssistedDoorbell doorbell_;  // empty unless DoorbellPath::cpu_assisted
   telemetry::GpuQpSlot telemetry_;  // gathered and freed after the destructor's body
 };
 
@@ -350,6 +367,8 @@ GpuSoftNic::~GpuSoftNic() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dissect: softnic gpu: %s\n", e.what());
   }
+  // Joined before any memory goes: the thread stores to doorbell words in this NIC's allocations.
+  if (forwarder_) forwarder_->stop();
   try {
     close_imports();  // before our arena goes: a peer may be mapped into ours, never the reverse
   } catch (const std::exception& e) {
@@ -525,6 +544,20 @@ ModelCounters GpuSoftNic::counters(uint32_t qpn) const {
                              stream), "read counters");
   check_cuda(cudaStreamSynchronize(stream), "read counters (synchronise)");
   return out;
+}
+
+DoorbellForwarder& GpuSoftNic::doorbell_forwarder() {
+  std::lock_guard<std::mutex> g(lock_);
+  if (!forwarder_) forwarder_ = std::make_unique<DoorbellForwarder>("softnic " + std::to_string(nic_id_));
+  return *forwarder_;
+}
+
+ForwarderCounters GpuSoftNic::forwarder_counters(uint32_t qpn) const {
+  if (!forwarder_) {
+    throw InvalidArgument("softnic " + std::to_string(nic_id_) + ": QP " + hex(qpn) +
+                          " is not cpu-assisted: this NIC has no doorbell forwarder");
+  }
+  return forwarder_->counters(qpn);
 }
 
 EngineStatus GpuSoftNic::status() const {

@@ -35,7 +35,9 @@ struct QueueMemory {
   mlx5::mlx5_cqe64* recv_cqes = nullptr;
   mlx5::mlx5_wqe_data_seg* rq = nullptr;  // null when the QP has no receive queue
   mlx5::mlx5_qp_dbrec* dbrec = nullptr;
-  uint64_t* doorbell = nullptr;
+  uint64_t* doorbell = nullptr;            // the engine's register (QpContext::doorbell)
+  uint64_t* submitter_doorbell = nullptr;  // QpHandle::doorbell: the register, or its mailbox
+                                           // (cpu-assisted: doorbell_forwarder.h route_doorbell)
   nic::SendQueueState* state = nullptr;
   uint64_t* recv_head = nullptr;
   uint64_t* recv_cq_ci = nullptr;
@@ -58,6 +60,10 @@ inline nic::QpAttributes checked_queue_attributes(nic::QpAttributes a) {
                           ": the CQ could overrun");
   }
   if (a.rq_wqes != 0) nic::check_queue_depth("receive queue depth", a.rq_wqes, 1u << 15);
+  if (a.doorbell != nic::DoorbellPath::direct && a.doorbell != nic::DoorbellPath::cpu_assisted) {
+    throw InvalidArgument("doorbell path = " + std::to_string(static_cast<int>(a.doorbell)) +
+                          " is neither direct nor cpu-assisted");
+  }
   if (a.max_inline > mlx5::RC_MAX_INLINE_BY_DS ||
       mlx5::wqebbs_for_ds(mlx5::rc_write_inline_ds(a.max_inline)) > a.sq_wqebbs) {
     throw InvalidArgument("max_inline = " + std::to_string(a.max_inline) +
@@ -88,6 +94,7 @@ inline QueueMemory allocate_queue_memory(nic::Nic& nic, const nic::QpAttributes&
   m.recv_cqes = reinterpret_cast<mlx5::mlx5_cqe64*>(p), p += rq_cq_bytes;
   m.dbrec = reinterpret_cast<mlx5::mlx5_qp_dbrec*>(p), p += 64;
   m.doorbell = reinterpret_cast<uint64_t*>(p), p += 64;
+  m.submitter_doorbell = m.doorbell;
   m.state = reinterpret_cast<nic::SendQueueState*>(p), p += 64;
   m.recv_head = reinterpret_cast<uint64_t*>(p), p += 64;
   m.recv_cq_ci = reinterpret_cast<uint64_t*>(p), p += 64;
@@ -135,7 +142,7 @@ inline nic::QpHandle make_send_handle(const QueueMemory& m, const nic::QpAttribu
   h.qpn = qpn;
   h.max_inline = a.max_inline;
   h.dbrec_send = &m.dbrec->send_counter;
-  h.doorbell = m.doorbell;
+  h.doorbell = m.submitter_doorbell;
   h.state = m.state;
   h.send_cq = nic::CqHandle{m.send_cqes, a.cq_entries, qpn, nullptr};
   nic::attach_telemetry(h, telemetry, post_stamps, sample_mask);

@@ -1,6 +1,7 @@
 #include "queue_pair.h"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -14,10 +15,14 @@ namespace dissect::softnic {
 SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes& attributes)
     : nic_(nic), attributes_(checked_queue_attributes(attributes)) {
   memory_ = allocate_queue_memory(nic_, attributes_, PostStamps::in_queue_memory);
+  doorbell_ = route_doorbell(nic_, attributes_, memory_);
   mark_cqes_invalid(memory_, attributes_, memory_.base);  // host memory: marked in place
   index_ = nic_.allocate_qp_slot();
   qpn_ = QPN_BASE + index_;
   nic_.qps_[index_] = make_queue_context(memory_, attributes_, qpn_, pd);
+  if (doorbell_.memory != nullptr) {
+    nic_.doorbell_forwarder().add(qpn_, doorbell_.mailbox, doorbell_.engine_register);
+  }
   // Resolved once here; the data path only follows the pointer (null when telemetry is off).
   const uint32_t channel = attributes_.telemetry_channel >= 0 ? attributes_.telemetry_channel : 0;
   telemetry_ = telemetry::track_qp(nic_.telemetry_device(), channel, qpn_).counters;
@@ -28,11 +33,25 @@ SoftQueuePair::~SoftQueuePair() {
   // (and skips this QP's own send queue). Engines already inside a WQE aimed at this QP, or inside
   // service_qp for it, may still touch its queues: each is stopped (and so finished) before they
   // are freed, this NIC's own engine included.
+  // The forwarder lets go of the doorbell words first (remove() returns once its thread cannot
+  // touch them); the engine, which reads the register, is stopped around their free.
   store_release<Scope::system>(&nic_.qps_[index_].state, uint32_t{QP_STATE_RESET});
+  if (doorbell_.memory != nullptr) forget_forwarded_doorbell();
   SoftNic::disconnect_peers_of(nic_.tables(), index_);
   const bool was_running = nic_.pause_engine();
   nic_.release(memory_.base);
+  if (doorbell_.memory != nullptr) nic_.release(doorbell_.memory);
   nic_.resume_engine(was_running);
+}
+
+// A destructor must not throw; a forwarder that lost the QP is a bug worth a line, not a crash.
+void SoftQueuePair::forget_forwarded_doorbell() {
+  try {
+    nic_.doorbell_forwarder().remove(qpn_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect: softnic %u: destroying QP 0x%x: %s\n", nic_.nic_id(), qpn_,
+                 e.what());
+  }
 }
 
 nic::QpHandle SoftQueuePair::handle() const {

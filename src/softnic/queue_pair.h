@@ -5,6 +5,7 @@
 
 #include "dissect/softnic/softnic.h"
 #include "dissect/telemetry/counters.h"
+#include "doorbell_forwarder.h"
 #include "queue_memory.h"
 
 namespace dissect::softnic {
@@ -21,11 +22,13 @@ class SoftQueuePair : public nic::QueuePair {
   void connect(const nic::QpEndpoint& remote) override;
 
  private:
+  void forget_forwarded_doorbell();
   SoftNic& nic_;
   nic::QpAttributes attributes_;
   uint32_t index_;
   uint32_t qpn_;
   QueueMemory memory_;
+  AssistedDoorbell doorbell_;  // empty unless DoorbellPath::cpu_assisted
   telemetry::QpCounters* telemetry_ = nullptr;
 };
 

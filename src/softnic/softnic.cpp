@@ -7,6 +7,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/softnic/execute.h"
+#include "doorbell_forwarder.h"
 #include "engine/host_engine.h"
 #include "dissect/telemetry/session.h"
 #include "model_counter_source.h"
@@ -66,6 +67,8 @@ SoftNic::~SoftNic() {
     disconnect_peers_locked(tables_, ALL_QPS);
   }
   stop();
+  // Joined before any memory goes: the thread stores to engine registers in this NIC's allocations.
+  if (forwarder_) forwarder_->stop();
   if (model_counters_ != nullptr) model_counters_->detach(port_counters());
   for (void* p : allocations_) free_placement(p);
 }
@@ -125,6 +128,22 @@ uint32_t SoftNic::allocate_qp_slot() {
   }
   store_release<Scope::system>(&tables_.qp_count, index + 1);
   return index;
+}
+
+DoorbellForwarder& SoftNic::doorbell_forwarder() {
+  std::lock_guard<std::mutex> guard(lock_);
+  if (!forwarder_) {
+    forwarder_ = std::make_unique<DoorbellForwarder>("softnic " + std::to_string(tables_.nic_id));
+  }
+  return *forwarder_;
+}
+
+ForwarderCounters SoftNic::forwarder_counters(uint32_t qpn) const {
+  if (!forwarder_) {
+    throw InvalidArgument("softnic " + std::to_string(tables_.nic_id) + ": QP " + hex(qpn) +
+                          " is not cpu-assisted: this NIC has no doorbell forwarder");
+  }
+  return forwarder_->counters(qpn);
 }
 
 QpContext& SoftNic::context(uint32_t qpn) {

@@ -49,7 +49,8 @@ struct QpHandle {
   uint32_t qpn;
   uint32_t max_inline;          // largest inline payload in bytes the QP accepts
   mlx5::be32* dbrec_send;       // &dbrec.send_counter
-  uint64_t* doorbell;           // the UAR doorbell register: one 8-byte store rings it
+  uint64_t* doorbell;           // the UAR doorbell register: one 8-byte store rings it; with
+                                // DoorbellPath::cpu_assisted its mailbox (nic.h), stored the same way
   SendQueueState* state;
   CqHandle send_cq;             // one send CQ per QP: its CQEs name only this QP
   telemetry::QpCounters* telemetry;  // null when telemetry is off or the QP has no slot

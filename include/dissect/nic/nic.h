@@ -6,8 +6,8 @@
 //    destroyed before the Nic that made it.
 //  - Queue memory is allocated by the provider in the requested placement (host memory, pinned and
 //    mapped to the GPU when CUDA is present; or GPU memory). The submitter only ever sees a
-//    `QpHandle` (handles.h): plain pointers to the send ring, doorbell record, doorbell register,
-//    send CQ and submitter state.
+//    `QpHandle` (handles.h): plain pointers to the send ring, doorbell record, doorbell register
+//    (or its mailbox, with DoorbellPath::cpu_assisted), send CQ and submitter state.
 //  - Registration and QP creation are host-thread calls, not thread-safe against each other on one
 //    protection domain; submission through handles is the data path and never calls back here.
 #pragma once
@@ -24,6 +24,22 @@ namespace dissect::nic {
 enum class Placement { host, gpu };
 const char* to_string(Placement placement);
 Placement placement_from_string(const std::string& name);  // throws InvalidArgument naming it
+
+// Who stores the doorbell register of a QP's send queue.
+//  - direct: the submitter itself (QpHandle::doorbell is the register).
+//  - cpu_assisted: the submitter stores the same 8-byte doorbell value (mlx5/doorbell.h) into a
+//    doorbell mailbox in host memory (pinned and mapped to the GPU where there is one), and a host
+//    thread of the provider forwards the latest value to the register (NVSHMEM's
+//    IBGDA_NIC_HANDLER_CPU, the mlx5 provider's forwarder). QpHandle::doorbell is the mailbox; the
+//    dbrec is still written by the submitter. Forwarded doorbells never go backwards, and several
+//    submitter doorbells may reach the NIC as one (the forwarder forwards the latest value).
+//    The submitter MUST order its WQE and payload stores before the mailbox store at system scope
+//    (gda::ordering::system_fence or system_release_store): the observer of that store is a host
+//    thread, outside the GPU, and a GPU-scope fence does not order anything for it. The ordering
+//    policy is a compile-time parameter of the submitter, so the provider cannot check it.
+enum class DoorbellPath { direct, cpu_assisted };
+const char* to_string(DoorbellPath path);
+DoorbellPath doorbell_path_from_string(const std::string& name);  // throws InvalidArgument naming it
 
 // Access flags, with the values of IBV_ACCESS_*.
 enum Access : uint32_t {
@@ -50,6 +66,7 @@ struct QpAttributes {
   uint32_t max_inline = 220;  // largest inline payload requested, bytes
   Placement placement = Placement::host;
   int telemetry_channel = -1; // telemetry channel this QP belongs to; -1 = the NIC's default
+  DoorbellPath doorbell = DoorbellPath::direct;  // who stores the doorbell register (above)
 };
 
 // What a peer needs to connect to a QP (exchanged out of band by the bootstrap).

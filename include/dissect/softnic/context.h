@@ -59,7 +59,9 @@ struct NicTables;
 // flag the queues are in the engine's GPU memory, rung and polled by kernels on that GPU, and the
 // responder is on the same GPU: GPU-scope loads and fences suffice. The host engine ignores them.
 enum EngineFlags : uint32_t {
-  ENGINE_QUEUES_IN_HOST_MEMORY = 1u << 0,  // doorbell and WQEs in mapped host memory: system scope
+  // Doorbell and WQEs in mapped host memory, or a doorbell register a host thread stores to (the
+  // cpu-assisted forwarder, nic::DoorbellPath): the doorbell is acquired with system scope.
+  ENGINE_QUEUES_IN_HOST_MEMORY = 1u << 0,
   ENGINE_SYSTEM_COMPLETION = 1u << 1,      // a CQE or payload observer off the engine's GPU
 };
 

@@ -91,6 +91,7 @@ struct GpuSoftNicOptions {
 
 class IpcArena;
 class HostEngine;
+class DoorbellForwarder;
 
 // Sets CUDA_MODULE_LOADING=EAGER (unless already EAGER) and initialises the runtime. Returns the
 // device count; 0 (and no exception) when there is no usable CUDA device.
@@ -134,6 +135,9 @@ class GpuSoftNic : public nic::Nic {
   // The tables' address as the engine (and any connected engine) sees them.
   NicTables* engine_tables() const { return engine_tables_; }
   ModelCounters counters(uint32_t qpn) const;  // snapshot, read while the engine may run
+  // The doorbell forwarder's counters of a cpu-assisted QP (nic::DoorbellPath::cpu_assisted);
+  // throws InvalidArgument naming a QP that is not cpu-assisted (or no longer exists).
+  ForwarderCounters forwarder_counters(uint32_t qpn) const;
   EngineStatus status() const;                 // snapshot of the status block
   std::string describe_status() const;         // one line for error messages
   // Set by the watchdog when the heartbeat stalled or the engine kernel failed.
@@ -163,6 +167,9 @@ class GpuSoftNic : public nic::Nic {
     return index < shadow_mrs_.size() ? &shadow_mrs_[index] : nullptr;
   }
   void upload(void* engine_address, const void* source, size_t bytes);  // ordered, waits
+  // The host thread forwarding cpu-assisted QPs' doorbells; made with the first such QP, stopped
+  // in the destructor before any memory is freed.
+  DoorbellForwarder& doorbell_forwarder();
   // A peer process's arena mapped on this NIC's device, under its alias id (import_peer).
   struct Import {
     uint32_t alias;
@@ -199,6 +206,7 @@ class GpuSoftNic : public nic::Nic {
   std::thread watchdog_;
   std::atomic<bool> watchdog_stop_{false};
   std::vector<std::pair<void*, nic::Placement>> allocations_;
+  std::unique_ptr<DoorbellForwarder> forwarder_;  // under lock_
 
   // Cross-process (gpu_ipc.cu).
   void open_ipc_arena();

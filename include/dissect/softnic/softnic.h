@@ -8,7 +8,8 @@
 //     and payloads must be in host memory (pinned and mapped to the GPU when CUDA is present).
 //   - EngineKind::gpu_kernel: a persistent kernel (GPU builds only; see gpu_engine.h).
 // QPs of two SoftNic instances in one process can be connected to each other; each instance's
-// engine serves the send queues of its own QPs.
+// engine serves the send queues of its own QPs. QPs created with nic::DoorbellPath::cpu_assisted are
+// rung through a mailbox that the instance's doorbell forwarder thread forwards (nic.h).
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,16 @@ namespace dissect::softnic {
 
 class ModelCounterSource;  // src/softnic/model_counter_source.h
 class HostEngine;          // src/softnic/engine/host_engine.h
+class DoorbellForwarder;   // src/softnic/doorbell_forwarder.h
+
+// What the doorbell forwarder did for one QP with nic::DoorbellPath::cpu_assisted (nic.h). Each
+// mailbox update seen stands for one or more submitter doorbells, and each forwarded doorbell for
+// one or more updates: doorbells rung >= mailbox_updates >= doorbells_forwarded, the differences
+// being what the mailbox and the forwarder coalesced.
+struct ForwarderCounters {
+  uint64_t mailbox_updates;      // distinct mailbox values the forwarder read
+  uint64_t doorbells_forwarded;  // release stores to the engine's doorbell register
+};
 
 enum class EngineKind { host_thread, gpu_kernel };
 const char* to_string(EngineKind kind);
@@ -66,6 +77,9 @@ class SoftNic : public nic::Nic {
   QpContext& context(uint32_t qpn);
   // Per-QP model counters summed over every QP, as a NIC's port counters would count them.
   ModelCounters port_counters() const;
+  // The doorbell forwarder's counters of a cpu-assisted QP; throws InvalidArgument naming a QP
+  // that is not cpu-assisted (or no longer exists).
+  ForwarderCounters forwarder_counters(uint32_t qpn) const;
   int telemetry_device() const { return telemetry_device_; }
 
   // Lookup used by connect(): the process's SoftNic with this id, or throws naming it.
@@ -86,6 +100,7 @@ class SoftNic : public nic::Nic {
   static void disconnect_peers_locked(const NicTables& target, uint32_t qp_index);
   uint32_t allocate_mr_slot();
   uint32_t allocate_qp_slot();
+  DoorbellForwarder& doorbell_forwarder();  // made with the first cpu-assisted QP
 
   SoftNicOptions options_;
   NicTables tables_{};
@@ -100,6 +115,7 @@ class SoftNic : public nic::Nic {
   std::vector<void*> allocations_;
   int telemetry_device_ = -1;  // this NIC in telemetry's tables; -1 when telemetry is off
   ModelCounterSource* model_counters_ = nullptr;  // owned by telemetry
+  std::unique_ptr<DoorbellForwarder> forwarder_;  // under lock_; stopped before anything is freed
 };
 
 }  // namespace dissect::softnic
