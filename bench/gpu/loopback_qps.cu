@@ -25,6 +25,7 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) {
   a.cq_entries = o.sq_wqebbs;
   a.max_inline = o.max_inline;
   a.placement = nic::Placement::gpu;
+  a.doorbell = o.doorbell;
   pes_.resize(o.qps);
   std::vector<nic::QpHandle> handles;
   for (GpuPe& pe : pes_) {

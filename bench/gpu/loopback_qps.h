@@ -16,6 +16,7 @@
 
 #include "dissect/bench/gpu_pe.h"
 #include "dissect/nic/handles.h"
+#include "dissect/nic/nic.h"
 #include "dissect/softnic/gpu_engine.h"
 
 namespace dissect::bench::gpu {
@@ -36,6 +37,7 @@ struct LoopbackOptions {
   uint32_t sq_wqebbs = 4096;         // send queue depth per QP (the CQ has as many entries)
   uint32_t max_inline = 64;
   size_t buffer_bytes = 4096;        // source and destination bytes per QP
+  nic::DoorbellPath doorbell = nic::DoorbellPath::direct;  // cpu_assisted: a host thread rings
 };
 
 class LoopbackQps {

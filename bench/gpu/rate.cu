@@ -45,7 +45,8 @@ const Table5Row TABLE5[] = {
 
 std::string row_label(const RateConfig& c) {
   return std::to_string(c.threads) + " threads, " + std::to_string(c.qps) + " QPs, " +
-         std::to_string(c.ctas) + " CTAs, batch " + std::to_string(c.batch) + ", " + c.sharing;
+         std::to_string(c.ctas) + " CTAs, batch " + std::to_string(c.batch) + ", " + c.sharing +
+         (c.doorbell == "direct" ? "" : ", " + c.doorbell + " doorbell");
 }
 
 int run_gpu_rate(const Arguments& a, Report& report) {
@@ -58,6 +59,7 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   c.batch = static_cast<uint32_t>(a.integer("batch", 1, 1, 256));
   c.sharing = a.choice("sharing", "exclusive", {"exclusive", "shared", "handoff", "cooperative"});
   c.payload_bytes = static_cast<uint32_t>(a.integer("size", 8, 1, 8));
+  c.doorbell = a.choice("doorbell", "direct", {"direct", "cpu-assisted"});
   c.messages_per_thread = static_cast<uint32_t>(a.integer("messages", 0, 0, 100'000'000));
   c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384));
   c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768));

@@ -94,10 +94,15 @@ __device__ inline uint32_t rate_wqebbs(const RateArgs& a) {
                                            : gda::inline_write_wqebbs(a.payload_bytes);
 }
 
-using RatePolicy = gda::ordering::gpu_fence;  // GPU engine, GPU-resident queues (gda/ordering.h)
+// The ordering policies (gda/ordering.h): GPU scope for the engine kernel reading GPU-resident
+// queues and doorbells; system scope when a host thread forwards the doorbell (cpu-assisted: the
+// host observes the mailbox store, nic.h).
+using DirectPolicy = gda::ordering::gpu_fence;
+using CpuAssistedPolicy = gda::ordering::system_fence;
 
 // One thread driving QPs first .. first + qps_per_thread - 1 in turn, one post each.
-__device__ inline gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
+template <typename RatePolicy>
+__device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
   const uint32_t k = a.qps_per_thread, w = rate_wqebbs(a);
   const uint32_t posts = a.messages_per_thread / a.batch;  // a multiple of k
   gda::Status s = gda::Status::ok;
@@ -120,14 +125,14 @@ __device__ inline gda::Status post_round_robin(const RateArgs& a, uint32_t first
 }
 
 // One thread's (or, cooperative, one warp's) posting; returns its first failure.
-template <RateSharing K>
+template <RateSharing K, typename RatePolicy>
 __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t, uint32_t qp) {
   constexpr auto kShared = gda::Sharing::shared;
   const uint32_t w = rate_wqebbs(a);
   gda::Status s = gda::Status::ok;
   uint64_t end = 0;
   if constexpr (K == RateSharing::exclusive) {
-    if (a.qps_per_thread > 1) return post_round_robin(a, qp);
+    if (a.qps_per_thread > 1) return post_round_robin<RatePolicy>(a, qp);
     gda::OwnedQp owned = gda::own(t.qp);
     const uint32_t posts = a.messages_per_thread / a.batch;
     for (uint32_t p = 0; p < posts && s == gda::Status::ok; ++p) {
@@ -179,14 +184,14 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
   return s;
 }
 
-template <RateSharing K>
+template <RateSharing K, typename RatePolicy>
 __global__ void rate_kernel(RateArgs a) {
   const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t qp = a.qps_per_thread > 1 ? thread * a.qps_per_thread : thread / a.threads_per_qp;
   const LoopbackTarget t = a.targets[qp];
   __syncthreads();
   if (threadIdx.x == 0) a.cta_start[blockIdx.x] = now_ns();
-  gda::Status s = post_messages<K>(a, t, qp);
+  gda::Status s = post_messages<K, RatePolicy>(a, t, qp);
   __syncthreads();  // every thread of this CTA's QPs has posted everything
   if (K != RateSharing::exclusive && thread % a.threads_per_qp == 0 && s == gda::Status::ok) {
     s = gda::quiet<RatePolicy, gda::Sharing::shared>(t.qp);

@@ -83,26 +83,26 @@ struct Launch {
   uint32_t ctas, threads_per_cta;
 };
 
-template <RateSharing K>
-void launch(const Launch& l, cudaStream_t stream) {
-  rate_kernel<K><<<l.ctas, l.threads_per_cta, 0, stream>>>(l.args);
-}
-
-void launch_any(RateSharing k, const Launch& l, cudaStream_t stream) {
+template <typename Policy>
+const void* kernel_of(RateSharing k) {
   switch (k) {
-    case RateSharing::exclusive: launch<RateSharing::exclusive>(l, stream); break;
-    case RateSharing::shared: launch<RateSharing::shared>(l, stream); break;
-    case RateSharing::handoff: launch<RateSharing::handoff>(l, stream); break;
-    case RateSharing::cooperative: launch<RateSharing::cooperative>(l, stream); break;
+    case RateSharing::exclusive: return reinterpret_cast<const void*>(&rate_kernel<RateSharing::exclusive, Policy>);
+    case RateSharing::shared: return reinterpret_cast<const void*>(&rate_kernel<RateSharing::shared, Policy>);
+    case RateSharing::handoff: return reinterpret_cast<const void*>(&rate_kernel<RateSharing::handoff, Policy>);
+    case RateSharing::cooperative: return reinterpret_cast<const void*>(&rate_kernel<RateSharing::cooperative, Policy>);
   }
-  check_cuda(cudaGetLastError(), "launch rate_kernel");
+  throw InvalidArgument("sharing strategy " + std::to_string(static_cast<uint32_t>(k)));
 }
 
-std::vector<const void*> rate_kernels() {
-  return {reinterpret_cast<const void*>(&rate_kernel<RateSharing::exclusive>),
-          reinterpret_cast<const void*>(&rate_kernel<RateSharing::shared>),
-          reinterpret_cast<const void*>(&rate_kernel<RateSharing::handoff>),
-          reinterpret_cast<const void*>(&rate_kernel<RateSharing::cooperative>)};
+const void* kernel_of(RateSharing k, nic::DoorbellPath doorbell) {
+  return doorbell == nic::DoorbellPath::cpu_assisted ? kernel_of<CpuAssistedPolicy>(k)
+                                                     : kernel_of<DirectPolicy>(k);
+}
+
+void launch(const void* kernel, Launch& l, cudaStream_t stream) {
+  void* args[] = {&l.args};
+  check_cuda(cudaLaunchKernel(kernel, dim3(l.ctas), dim3(l.threads_per_cta), args, 0, stream),
+             "launch rate_kernel");
 }
 
 // Destination slots hold the last RATE_SLOTS messages of each QP: their values, or the source.
@@ -142,6 +142,7 @@ RunOutcome run_once(const RateConfig& c) {
   o.sq_wqebbs = c.sq_wqebbs;
   o.max_inline = std::max<uint32_t>(64, c.payload_bytes);
   o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
+  o.doorbell = nic::doorbell_path_from_string(c.doorbell);
   LoopbackQps q(o);
   Launch l{};
   l.ctas = c.ctas;
@@ -161,14 +162,14 @@ RunOutcome run_once(const RateConfig& c) {
     for (size_t b = 0; b < pattern.size(); ++b) pattern[b] = payload_byte(j, uint32_t(b));
     q.write_bytes(q.host_targets()[j].src, pattern.data(), pattern.size());
   }
-  q.start(rate_kernels(), "gpu-rate kernels");
-  const RateSharing k = sharing_of(c.sharing);
+  const void* kernel = kernel_of(sharing_of(c.sharing), nic::doorbell_path_from_string(c.doorbell));
+  q.start({kernel}, "gpu-rate kernel");
   const uint32_t m = messages_per_thread(c, c.messages_per_thread);
   const uint32_t warm = messages_per_thread(c, std::max<uint32_t>(m / 8, 1));
   RunOutcome out;
   for (uint32_t pass = 0; pass < 2; ++pass) {  // pass 0 warms up and is not timed
     l.args.messages_per_thread = pass == 0 ? warm : m;
-    launch_any(k, l, q.stream());
+    launch(kernel, l, q.stream());
     q.wait("gpu-rate kernel");
     uint32_t failure[3] = {};
     q.read(failure, l.args.failure, 3);
@@ -195,6 +196,7 @@ RunOutcome run_once(const RateConfig& c) {
 void check_rate_config(const RateConfig& c) {
   const RateSharing k = sharing_of(c.sharing);
   const RatePayload p = payload_of(c.payload);
+  nic::doorbell_path_from_string(c.doorbell);  // refused by name
   refuse(c.threads == 0 || c.qps == 0 || c.ctas == 0 || c.batch == 0,
          "--threads, --qps, --ctas and --batch are at least 1");
   refuse(c.threads % c.ctas != 0, "--threads " + std::to_string(c.threads) +
@@ -254,7 +256,10 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
              {"messages_per_thread", std::to_string(m)},
              {"signal_period", std::to_string(signal_period(c))},
              {"sq_wqebbs", std::to_string(c.sq_wqebbs)},
-             {"ordering", RatePolicy::key},
+             {"doorbell", c.doorbell},
+             {"ordering", nic::doorbell_path_from_string(c.doorbell) == nic::DoorbellPath::cpu_assisted
+                              ? CpuAssistedPolicy::key
+                              : DirectPolicy::key},
              {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
                                   std::to_string(c.engine_warps_per_cta) + " warps"},
              {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
