@@ -25,8 +25,10 @@ void check_latency_path(const GpuExperimentConfig& c) {
 #else
   if (c.path == "nvshmem-ibgda") {
     throw InvalidArgument("--path nvshmem-ibgda: not wired into gpu-latency yet: NVSHMEM's IBGDA "
-                          "polls a collapsed CQ (every CQE in entry 0), which the softnic does not "
-                          "model; src/peers/nvshmem_ibgda.cu says what it needs");
+                          "polls a collapsed CQ (every CQE in entry 0), which the softnic gives "
+                          "only as a 1-WQEBB QP with a 1-entry CQ, and the experiment's PE pair has "
+                          "256-WQEBB QPs; the adapter runs in nvshmem_gpu_test "
+                          "(peers/nvshmem_ibgda.cuh)");
   }
 #endif
   // The libraries order their WQE stores before the doorbell with GPU-scope fences only (DOCA's
