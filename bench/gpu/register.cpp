@@ -14,6 +14,7 @@
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "nic_ceiling.h"
+#include "peer_latency.h"
 #include "proxy_latency.h"
 #include "telemetry_rate.h"
 
@@ -40,6 +41,11 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
              {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
                                   std::to_string(c.engine_warps_per_cta) + " warps"},
              {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
+  if (!g.library.empty()) {
+    r.knobs.push_back({"path", c.path});
+    r.knobs.push_back({"library", g.library});
+    r.knobs.push_back({"library_version", g.library_version});
+  }
   if (!g.note.empty()) r.knobs.push_back({"note", g.note});
   for (const GpuMetric& m : g.metrics) {
     Metric out;
@@ -80,7 +86,8 @@ void refuse_sample_flags(const Arguments& a, bool samples_kept) {
   }
 }
 
-int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
+// `takes_path`: the experiment runs through a peer library's device code on --path (gpu-latency).
+int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_path = false) {
   a.provider({"softnic"});
   refuse_sample_flags(a, false);
   GpuExperimentConfig c;
@@ -97,7 +104,9 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
       static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
   c.nic_profile = a.text("nic-profile", "fast");
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  if (takes_path) c.path = a.choice("path", "mini-gda", latency_paths());
   a.check_all_used();
+  check_latency_path(c);  // an adapter not built, or a configuration it cannot run: by name
   const int devices = softnic::gpu_runtime_init();
   if (devices == 0) {
     std::fprintf(stderr, "no CUDA device: skipped\n");
@@ -115,7 +124,7 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner) {
   return status;
 }
 
-int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_single_operation); }
+int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_single_operation, true); }
 int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, &run_ordering); }
 int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, &run_inline_sweep); }
 int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mechanism_floor); }
@@ -164,7 +173,7 @@ const bool registered_nic_ceiling = register_experiment(
     {"nic-ceiling", "the NIC model's own capacity: msg/s and GB/s by QP count and payload, doorbell-to-CQE latency",
      run_nic_ceiling_command, true});
 const bool registered_latency = register_experiment(
-    {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3)",
+    {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3); --path mini-gda|gdaki|nvshmem-ibgda",
      run_gpu_latency, true});
 const bool registered_ordering = register_experiment(
     {"gpu-ordering", "one GPU thread: issue and put+completion under every ordering policy (Table 4)",

@@ -1,6 +1,7 @@
 // Table 3 (paper §4.1): issue, put+completion and round trip of one 8 B put by one GPU thread,
 // inline and pointer, with at most one operation outstanding.
 #include "harness.cuh"
+#include "peer_latency.h"
 
 namespace dissect::bench {
 namespace gpu {
@@ -134,6 +135,7 @@ void single_operation_with(const GpuExperimentConfig& config,
 }  // namespace gpu
 
 std::vector<GpuExperimentResult> run_single_operation(const GpuExperimentConfig& config) {
+  if (config.path != "mini-gda") return run_peer_single_operation(config);  // --path
   std::vector<GpuExperimentResult> out;
   if (gpu::engine_needs_system_scope(config)) {
     gpu::single_operation_with<gda::ordering::system_release_store>(config, out);

@@ -30,6 +30,9 @@ struct GpuExperimentConfig {
   std::string nic_profile = "fast";   // softnic timing profile: fast | cx7-ib | a profile file
   uint32_t engine_ctas = 4;           // the softnic engine kernel's size (GpuSoftNicOptions)
   uint32_t engine_warps_per_cta = 8;
+  // gpu-latency: whose device code posts and waits: "mini-gda" (gda/), or a peer library's own
+  // (src/peers): "gdaki" (NCCL's DOCA GPUNetIO verbs), "nvshmem-ibgda" (NVSHMEM's IBGDA internals).
+  std::string path = "mini-gda";
 };
 
 struct GpuMetric {
@@ -54,6 +57,8 @@ struct GpuExperimentResult {
   std::vector<GpuMetric> metrics;
   bool payload_validated = false;    // every run's payload checked byte-exact
   std::string note;                  // anything that went wrong (error CQE, skipped ...)
+  std::string library;               // a peer path's library and its version (headers' macros);
+  std::string library_version;       // empty for mini-gda
 };
 
 // Table 3: issue, put+completion and round trip, inline and pointer, with the engine's default

@@ -1,0 +1,53 @@
+#include "peer_latency.h"
+
+#include "dissect/common/error.h"
+
+namespace dissect::bench {
+
+std::vector<std::string> latency_paths() { return {"mini-gda", "gdaki", "nvshmem-ibgda"}; }
+
+void check_latency_path(const GpuExperimentConfig& c) {
+  if (c.path == "mini-gda") return;
+#if !DISSECT_HAVE_GDAKI
+  if (c.path == "gdaki") {
+    throw InvalidArgument("--path gdaki: this build has no GDAKI adapter: NCCL's device headers "
+                          "(nccl_device/gin/gdaki/doca_gpunetio, wheel nvidia-nccl-cu13) were not "
+                          "found at configure time; run scripts/peer_headers.sh and reconfigure");
+  }
+#endif
+#if !DISSECT_HAVE_NVSHMEM_IBGDA
+  if (c.path == "nvshmem-ibgda") {
+    throw InvalidArgument("--path nvshmem-ibgda: this build has no NVSHMEM IBGDA adapter: "
+                          "non_abi/device/pt-to-pt/ibgda_device.cuh (wheel nvidia-nvshmem-cu13) or "
+                          "infiniband/mlx5dv.h were not found at configure time; run "
+                          "scripts/peer_headers.sh and reconfigure");
+  }
+#else
+  if (c.path == "nvshmem-ibgda") {
+    throw InvalidArgument("--path nvshmem-ibgda: not wired into gpu-latency yet: NVSHMEM's IBGDA "
+                          "polls a collapsed CQ (every CQE in entry 0), which the softnic gives "
+                          "only as a 1-WQEBB QP with a 1-entry CQ, and the experiment's PE pair has "
+                          "256-WQEBB QPs; the adapter runs in nvshmem_gpu_test "
+                          "(peers/nvshmem_ibgda.cuh)");
+  }
+#endif
+  // The libraries order their WQE stores before the doorbell with GPU-scope fences only (DOCA's
+  // fence.release.gpu, NVSHMEM's __threadfence when nic_buf_on_gpumem): enough for the GPU engine
+  // on GPU-resident queues on the submitter's GPU, not for a host-thread engine or host queues.
+  if (c.engine != "gpu-kernel" || c.placement != "gpu" || c.pe_layout != "one-gpu") {
+    throw InvalidArgument("--path " + c.path + ": runs with --engine gpu-kernel --placement gpu "
+                          "--layout one-gpu only (the library orders its WQEs with GPU-scope "
+                          "fences), not --engine " + c.engine + " --placement " + c.placement +
+                          " --layout " + c.pe_layout);
+  }
+}
+
+std::vector<GpuExperimentResult> run_peer_single_operation(const GpuExperimentConfig& c) {
+  check_latency_path(c);
+#if DISSECT_HAVE_GDAKI
+  if (c.path == "gdaki") return run_gdaki_single_operation(c);
+#endif
+  throw InvalidArgument("--path " + c.path + ": not a peer path");
+}
+
+}  // namespace dissect::bench

@@ -1,0 +1,115 @@
+// gpu-latency --path gdaki: Table 3's GDAKI rows on the softnic. The timed loop of
+// single_operation.cu (one thread, one 8 B put outstanding, issue and put+completion), through
+// DOCA GPUNetIO's own doca_gpu_dev_verbs_p / doca_gpu_dev_verbs_put as NCCL's GIN GDAKI calls them
+// (default template arguments: resource sharing GPU, NIC handler from the QP: GPU_SM_DB), and its
+// CQ poll bounded by gdaki::wait, on the same softnic QP mini-gda uses.
+#include "dissect/peers/gdaki.cuh"
+
+#include "../harness.cuh"
+#include "../peer_latency.h"
+
+namespace dissect::bench {
+namespace gpu {
+namespace {
+
+namespace gdaki = peers::gdaki;
+
+// Device status: 0 ok, 1 error CQE (syndrome << 8), 2 timeout.
+__device__ inline uint32_t verdict_status(doca_gpu_dev_verbs_qp* qp, uint64_t ticket, int verdict) {
+  if (verdict == gdaki::WAIT_OK) return 0;
+  if (verdict == gdaki::WAIT_CQE_ERROR) return 1u | uint32_t{gdaki::error_syndrome(qp, ticket)} << 8;
+  return 2;
+}
+
+template <bool Inline>
+__global__ void gdaki_put_latency_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* src, uint32_t lkey,
+                                         uint8_t* dst, uint32_t rkey, uint32_t warmup,
+                                         uint32_t iterations, SampleBuffers out) {
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  uint32_t status = 0;
+  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
+    const doca_gpu_dev_verbs_addr raddr{reinterpret_cast<uint64_t>(dst + size_t{i % SLOTS} * SLOT),
+                                        gdaki::mkey(rkey)};
+    doca_gpu_dev_verbs_ticket_t ticket = 0;
+    long long ca;
+    if constexpr (Inline) {
+      const uint64_t value = payload_value(i, 8);
+      ca = clock64();
+      doca_gpu_dev_verbs_p<uint64_t>(qp, raddr, value, &ticket);
+    } else {
+      uint8_t* s = src + size_t{i % SLOTS} * SLOT;
+      for (uint32_t b = 0; b < 8; ++b) s[b] = payload_byte(i, b);
+      const doca_gpu_dev_verbs_addr laddr{reinterpret_cast<uint64_t>(s), gdaki::mkey(lkey)};
+      ca = clock64();
+      doca_gpu_dev_verbs_put(qp, raddr, laddr, 8, &ticket);
+    }
+    const long long cb = clock64();
+    status = verdict_status(qp, ticket, gdaki::wait(qp, ticket));
+    const long long cc = clock64();
+    if (i >= warmup) {
+      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
+      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
+    }
+  }
+  const long long c1 = clock64();
+  const uint64_t g1 = now_ns();
+  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
+  out.timer->ns = g1 - g0;
+  *out.status = status;
+}
+
+template <bool Inline>
+void measure_gdaki(const GpuExperimentConfig& config, GpuExperimentResult& result) {
+  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
+    auto& a = pair.pe[0];
+    auto& b = pair.pe[1];
+    cudaSetDevice(a.device);
+    // A fresh pair's QP is fresh: DOCA's counters start where the softnic's do.
+    const gdaki::Qp qp(a.qp->handle(), nic::placement_from_string(config.placement), a.device,
+                       a.stream);
+    gdaki_put_latency_kernel<Inline><<<1, 1, 0, a.stream>>>(
+        qp.device_qp(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, config.warmup,
+        config.iterations, pair.samples);
+    check_cuda(cudaGetLastError(), "launch gdaki_put_latency_kernel");
+    wait(a.stream, pair, "gdaki put latency kernel");
+    const HostSamples samples = read_samples(pair, config.iterations);
+    if (samples.status != 0) {
+      t.fail(run, (samples.status & 0xff) == 1
+                      ? "error CQE, syndrome " + std::to_string((samples.status >> 8) & 0xff)
+                      : "gdaki::wait timed out (status " + std::to_string(samples.status) + ")");
+      return;
+    }
+    t.record(samples.timer);
+    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
+    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
+    t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, 8, a.stream);
+  });
+  result.metrics = {issue, total};
+  result.note += tally.note;
+  result.payload_validated = tally.valid && tally.recorded > 0;
+  result.sm_clock_mhz = tally.mean_clock_mhz();
+}
+
+}  // namespace
+}  // namespace gpu
+
+std::vector<GpuExperimentResult> run_gdaki_single_operation(const GpuExperimentConfig& config) {
+  std::vector<GpuExperimentResult> out;
+  for (const bool is_inline : {true, false}) {
+    const std::string variant = std::string("gdaki, ") + (is_inline ? "inline" : "pointer");
+    GpuExperimentResult r =
+        gpu::base_result(config, "latency", variant, "doca-gpu-sm-db", 8, is_inline);
+    if (is_inline) gpu::measure_gdaki<true>(config, r);
+    else gpu::measure_gdaki<false>(config, r);
+    r.library = peers::gdaki::LIBRARY;
+    r.library_version = peers::gdaki::version();
+    r.note += std::string(is_inline ? "doca_gpu_dev_verbs_p<uint64_t>" : "doca_gpu_dev_verbs_put, 8 B") +
+              " + gdaki::wait (poll_one_cq_at, bounded); sharing GPU, GPU_SM_DB (ring, dbrec, ring)";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace dissect::bench
