@@ -11,7 +11,9 @@
 # subset), fuzz (10^6 fuzzed WQEs through the GPU execute path: fuzz_gpu.log), experiments (one
 # GPU: gpu-kernel/gpu and host-thread/host engines), experiments2 (two-gpus layout; needs 2
 # GPUs), ipc (two-processes layout, launched by environment variables and by mpirun; needs 2
-# GPUs), proxy (mini-proxy GPU producer tests + gpu-proxy-latency + its report; alone:
+# GPUs), rate (gpu-rate --sweep, the cpu-assisted doorbell, gpu-inline-rate,
+# gpu-completion-scope, gpu-inline-sweep), peers (GDAKI / NVSHMEM adapter tests, gpu-latency
+# --path), proxy (mini-proxy GPU producer tests + gpu-proxy-latency + its report; alone:
 # STAGES="proxy"), telemetry (GPU-path counters test + message rate with telemetry off and on in
 # one run; alone: STAGES="telemetry").
 # Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
@@ -160,6 +162,33 @@ if has telemetry; then
   EXP=${EXP:-$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)}
   timeout ${EXP_TIMEOUT:-300} "$EXP" --only telemetry-rate --runs ${TELEMETRY_RUNS:-5} ${QUICK:+--iterations 300} --out "$OUT/exp_telemetry_rate.json" | tee "$OUT/telemetry_rate.log"
   echo "rc=${PIPESTATUS[0]}"
+fi
+
+if has rate; then
+  # Issue 14: Table 5 (every mini-gda row), the host-thread doorbell ringer beside GPU submission
+  # on the same 16 QPs, Figure 3b, Figure 4, Figure 3a's inline slope; each rate beside the
+  # model's ceiling.
+  stage "rate: gpu-rate, gpu-inline-rate, gpu-completion-scope"
+  D=$BUILD/dissect
+  R=${RATE_RUNS:-2}
+  run_exp() { local name=$1; shift; timeout ${EXP_TIMEOUT:-240} "$D" "$@" --output "$OUT/$name.json" > "$OUT/$name.txt" 2>&1; echo "--- $name rc=$?"; cat "$OUT/$name.txt"; }
+  run_exp gpu_rate_sweep gpu-rate --sweep --runs $R
+  run_exp gpu_rate_16qp_direct gpu-rate --threads 16 --qps 16 --ctas 16 --batch 16 --runs $R
+  run_exp gpu_rate_16qp_cpu_assisted gpu-rate --threads 16 --qps 16 --ctas 16 --batch 16 --doorbell cpu-assisted --runs $R
+  run_exp gpu_completion_scope gpu-completion-scope ${QUICK:+--quick}
+  run_exp gpu_inline_rate gpu-inline-rate ${QUICK:+--quick} --runs $R
+  run_exp gpu_inline_sweep gpu-inline-sweep --quick --runs $R
+fi
+
+if has peers; then
+  # Issue 20: the libraries' device code on the softnic (adapters built where .deps/peers or the
+  # Python wheels have their headers).
+  stage "peers: GDAKI and NVSHMEM IBGDA"
+  (cd "$BUILD" && ctest -R '^peers_' --output-on-failure --timeout 120) 2>&1 | tee "$OUT/ctest_peers.log"
+  for p in mini-gda gdaki; do
+    timeout 120 "$BUILD/dissect" gpu-latency --path $p --runs 3 --output "$OUT/gpu_latency_$p.json" > "$OUT/gpu_latency_$p.txt" 2>&1
+    echo "--- gpu-latency --path $p rc=$?"; cat "$OUT/gpu_latency_$p.txt"
+  done
 fi
 
 stage "merge"
