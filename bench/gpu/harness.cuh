@@ -161,6 +161,9 @@ __device__ inline uint32_t timed_put(Queue& queue, uint32_t i, uint8_t* src, uin
     alignas(16) uint8_t payload[224];
     for (uint32_t b = 0; b < length; ++b) payload[b] = payload_byte(i, b);
     gda::InlineWriteRequest r{payload, length, reinterpret_cast<uint64_t>(target), rkey};
+    // clock64() is a volatile asm without a memory clobber: without this barrier the compiler may
+    // sink the payload's stores past it, and the issue would time the caller's preparation.
+    asm volatile("" ::: "memory");
     *issued_at = clock64();
     status = static_cast<uint32_t>(gda::put_inline<Policy>(queue, r, gda::Completion::signaled, end));
   } else {

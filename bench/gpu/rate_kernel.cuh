@@ -100,26 +100,31 @@ __device__ inline uint32_t rate_wqebbs(const RateArgs& a) {
 using DirectPolicy = gda::ordering::gpu_fence;
 using CpuAssistedPolicy = gda::ordering::system_fence;
 
-// One thread driving QPs first .. first + qps_per_thread - 1 in turn, one post each.
+inline constexpr uint32_t MAX_QPS_PER_THREAD = 32;
+
+// One thread driving QPs first .. first + qps_per_thread - 1 in turn, one post each, each QP's
+// counters in an OwnedQp (local memory, L1-resident) as the one-QP thread keeps them in registers.
 template <typename RatePolicy>
 __device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
   const uint32_t k = a.qps_per_thread, w = rate_wqebbs(a);
   const uint32_t posts = a.messages_per_thread / a.batch;  // a multiple of k
+  gda::OwnedQp owned[MAX_QPS_PER_THREAD];
+  for (uint32_t j = 0; j < k; ++j) owned[j] = gda::own(a.targets[first + j].qp);
   gda::Status s = gda::Status::ok;
   uint64_t end = 0;
   for (uint32_t p = 0; p < posts && s == gda::Status::ok; ++p) {
-    const uint32_t j = first + p % k;
-    const LoopbackTarget& t = a.targets[j];
-    const RateBuilder build{a, t, j, p + k >= posts, w};
+    const uint32_t j = p % k;
+    const LoopbackTarget& t = a.targets[first + j];
+    const RateBuilder build{a, t, first + j, p + k >= posts, w};
     s = gda::post_batch<RatePolicy, gda::Sharing::exclusive>(
-        t.qp, a.batch, w, gda::Completion::unsignaled, &end,
+        owned[j], a.batch, w, gda::Completion::unsignaled, &end,
         [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion) {
           build(q, index, i + 1 == a.batch);
         });
   }
-  for (uint32_t j = first; j < first + k && s == gda::Status::ok; ++j) {
-    s = gda::quiet<RatePolicy, gda::Sharing::exclusive>(a.targets[j].qp);
-    if (s != gda::Status::ok) record_failure(a, s, j, a.targets[j].qp);
+  for (uint32_t j = 0; j < k && s == gda::Status::ok; ++j) {
+    s = gda::quiet<RatePolicy>(owned[j]);
+    if (s != gda::Status::ok) record_failure(a, s, first + j, owned[j].qp);
   }
   return s;
 }

@@ -204,9 +204,11 @@ void check_rate_config(const RateConfig& c) {
   refuse(c.threads / c.ctas > 1024, "--threads / --ctas = " + std::to_string(c.threads / c.ctas) +
                                         " threads per CTA (at most 1024)");
   if (c.qps > c.threads) {
-    refuse(k != RateSharing::exclusive || c.qps % c.threads != 0,
+    refuse(k != RateSharing::exclusive || c.qps % c.threads != 0 ||
+               c.qps / c.threads > MAX_QPS_PER_THREAD,
            "--qps " + std::to_string(c.qps) + " > --threads " + std::to_string(c.threads) +
-               ": each thread drives --qps / --threads QPs alone (--sharing exclusive, a multiple)");
+               ": each thread drives --qps / --threads QPs alone (--sharing exclusive, a multiple, "
+               "at most " + std::to_string(MAX_QPS_PER_THREAD) + " per thread)");
   } else {
     refuse(c.threads % c.qps != 0, "--threads " + std::to_string(c.threads) +
                                        " is not a multiple of --qps " + std::to_string(c.qps));
