@@ -10,7 +10,7 @@
 
 namespace dissect::bench::gpu {
 
-LoopbackQps::LoopbackQps(const LoopbackOptions& o) {
+LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device) {
   softnic::GpuSoftNicOptions n;
   n.device = o.device;
   n.engine_ctas = o.engine_ctas;
@@ -19,6 +19,7 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) {
   n.max_qps = std::max<uint32_t>(o.qps, 1);
   n.max_mrs = 2 * o.qps + 4;
   n.start_engine = false;
+  n.local_memory_reserve = LOCAL_MEMORY_RESERVE;
   nic_ = std::make_unique<softnic::GpuSoftNic>(n);
   nic::QpAttributes a;
   a.sq_wqebbs = o.sq_wqebbs;
@@ -51,6 +52,8 @@ LoopbackQps::~LoopbackQps() {
 }
 
 void LoopbackQps::start(const std::vector<const void*>& kernels, const char* what) {
+  cudaSetDevice(device_);
+  softnic::reserve_local_memory(LOCAL_MEMORY_RESERVE);
   for (const void* k : kernels) softnic::preload_kernel(k, what);
   nic_->start();
 }

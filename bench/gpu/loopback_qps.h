@@ -70,6 +70,10 @@ class LoopbackQps {
  private:
   void read_bytes(void* host, const void* device, size_t bytes) const;
 
+  // Per-thread local memory for the experiments' kernels (gpu-rate's one-thread-many-QPs keeps
+  // an OwnedQp per QP there).
+  static constexpr size_t LOCAL_MEMORY_RESERVE = 8192;
+  int device_ = 0;
   std::unique_ptr<softnic::GpuSoftNic> nic_;
   std::vector<GpuPe> pes_;
   std::vector<LoopbackTarget> host_targets_;

@@ -85,8 +85,7 @@ void preload_kernel(const void* kernel, const char* what) {
   }
 }
 
-namespace {
-// Grows the per-thread local memory reservation now, while no engine of ours runs on the device.
+// Grows the reservation now, while no engine of ours runs on the device.
 void reserve_local_memory(size_t bytes) {
   size_t current = 0;
   check_cuda(cudaDeviceGetLimit(&current, cudaLimitStackSize), "reading cudaLimitStackSize");
@@ -94,7 +93,6 @@ void reserve_local_memory(size_t bytes) {
     check_cuda(cudaDeviceSetLimit(cudaLimitStackSize, bytes), "reserving local memory");
   }
 }
-}  // namespace
 
 bool enable_peer_access(int a, int b) {
   if (a == b) return true;

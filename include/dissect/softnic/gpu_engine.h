@@ -100,6 +100,9 @@ int gpu_runtime_init();
 // behind a running engine, and checks its local frame fits the reserved stack size. Throws naming
 // `what` on failure.
 void preload_kernel(const void* kernel, const char* what);
+// Grows the per-thread local memory reservation (cudaLimitStackSize) to at least `bytes`. Call it
+// before any engine on the device starts, then preload_kernel() the kernels that need it.
+void reserve_local_memory(size_t bytes);
 // Enables peer access both ways between two devices; false when they cannot reach each other.
 bool enable_peer_access(int a, int b);
 // Throws dissect::Error naming `what` when `status` (a cudaError_t) is not success.

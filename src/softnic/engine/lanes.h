@@ -60,7 +60,13 @@ DISSECT_HD inline uint32_t lowest_zero_bit(uint32_t v) { return lowest_set_bit(~
 // a phase costs about one round trip whatever the count; 128 WQEs pay it a quarter as often per
 // WQE as 32 (measured on the H200 with -DDISSECT_ENGINE_PHASES: ~1,000 cycles per round trip, a
 // window of any size ~9,000 cycles).
+#if defined(DISSECT_WINDOW_WQES)  // a multiple of 32; set only to compare window sizes
+inline constexpr uint32_t WINDOW_WQES = DISSECT_WINDOW_WQES;
+#else
 inline constexpr uint32_t WINDOW_WQES = 128;
+#endif
+static_assert(WINDOW_WQES % 32 == 0 && (WINDOW_WQES & (WINDOW_WQES - 1)) == 0,
+              "a window is whole lanes' worth of WQEs, a power of two (the stage is a ring)");
 inline constexpr uint32_t WINDOW_MASK_WORDS = WINDOW_WQES / 32;
 
 // One bit per window WQE, as a ballot returns it.
