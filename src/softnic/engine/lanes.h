@@ -56,69 +56,15 @@ DISSECT_HD inline uint32_t lowest_set_bit(uint32_t v) {
 // v != ~0.
 DISSECT_HD inline uint32_t lowest_zero_bit(uint32_t v) { return lowest_set_bit(~v); }
 
-// WQEs one window may hold: four per lane. Each phase's memory accesses are in flight together, so
-// a phase costs about one round trip whatever the count; 128 WQEs pay it a quarter as often per
-// WQE as 32 (measured on the H200 with -DDISSECT_ENGINE_PHASES: ~1,000 cycles per round trip, a
-// window of any size ~9,000 cycles).
-#if defined(DISSECT_WINDOW_WQES)  // a multiple of 32; set only to compare window sizes
-inline constexpr uint32_t WINDOW_WQES = DISSECT_WINDOW_WQES;
-#else
-inline constexpr uint32_t WINDOW_WQES = 128;
-#endif
-static_assert(WINDOW_WQES % 32 == 0 && (WINDOW_WQES & (WINDOW_WQES - 1)) == 0,
-              "a window is whole lanes' worth of WQEs, a power of two (the stage is a ring)");
-inline constexpr uint32_t WINDOW_MASK_WORDS = WINDOW_WQES / 32;
-
-// One bit per window WQE, as a ballot returns it.
-struct WindowMask {
-  uint32_t word[WINDOW_MASK_WORDS];
-
-  DISSECT_HD bool test(uint32_t k) const { return (word[k / 32] >> (k % 32)) & 1; }
-  DISSECT_HD bool any() const {
-    uint32_t v = 0;
-    for (uint32_t i = 0; i < WINDOW_MASK_WORDS; ++i) v |= word[i];
-    return v != 0;
-  }
-  DISSECT_HD uint32_t count() const {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < WINDOW_MASK_WORDS; ++i) n += popcount(word[i]);
-    return n;
-  }
-  // Set bits below k.
-  DISSECT_HD uint32_t below(uint32_t k) const {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < k / 32; ++i) n += popcount(word[i]);
-    return k % 32 ? n + popcount(word[k / 32] & ((1u << (k % 32)) - 1)) : n;
-  }
-  // The lowest set bit, or `none` when no bit is set.
-  DISSECT_HD uint32_t lowest(uint32_t none) const {
-    for (uint32_t i = 0; i < WINDOW_MASK_WORDS; ++i) {
-      if (word[i] != 0) return 32 * i + lowest_set_bit(word[i]);
-    }
-    return none;
-  }
-  // The lowest clear bit, or WINDOW_WQES when every bit is set.
-  DISSECT_HD uint32_t lowest_clear() const {
-    for (uint32_t i = 0; i < WINDOW_MASK_WORDS; ++i) {
-      if (word[i] != ~0u) return 32 * i + lowest_zero_bit(word[i]);
-    }
-    return WINDOW_WQES;
-  }
-  // Whether bits [0, n) are all set.
-  DISSECT_HD bool first_all_set(uint32_t n) const { return lowest_clear() >= n; }
-  DISSECT_HD void clear(uint32_t k) { word[k / 32] &= ~(1u << (k % 32)); }
-};
-
 #if defined(__CUDACC__)
 // A whole warp, every lane active.
 struct WarpLanes {
   static constexpr unsigned FULL = 0xffffffffu;
   __device__ uint32_t lane() const { return threadIdx.x & 31; }
-  // f(k) for every k < count, lane k % 32 taking k.
   template <typename F>
   __device__ void each(uint32_t count, F&& f) const {
     __syncwarp();
-    for (uint32_t k = lane(); k < count; k += 32) f(k);
+    if (lane() < count) f(lane());
     __syncwarp();
   }
   template <typename F>
@@ -127,21 +73,14 @@ struct WarpLanes {
     if (lane() == 0) f();
     __syncwarp();
   }
-  // Bit k set when k < count and predicate(k); count <= WINDOW_WQES.
   template <typename F>
-  __device__ WindowMask ballot(uint32_t count, F&& predicate) const {
-    WindowMask mask{};
-    for (uint32_t r = 0; r < WINDOW_MASK_WORDS && 32 * r < count; ++r) {
-      const uint32_t k = 32 * r + lane();
-      mask.word[r] = __ballot_sync(FULL, k < count && predicate(k));
-    }
-    return mask;
+  __device__ uint32_t ballot(uint32_t count, F&& predicate) const {
+    return __ballot_sync(FULL, lane() < count && predicate(lane()));
   }
-  // Sum of f(k) for k < count; the sum below 2^47.
+  // Sum of f(k) for k < count; each term below 2^47.
   template <typename F>
   __device__ uint64_t sum(uint32_t count, F&& f) const {
-    uint64_t v = 0;
-    for (uint32_t k = lane(); k < count; k += 32) v += f(k);
+    const uint64_t v = lane() < count ? f(lane()) : 0;
     const uint32_t high = __reduce_add_sync(FULL, static_cast<uint32_t>(v >> 16));
     const uint32_t low = __reduce_add_sync(FULL, static_cast<uint32_t>(v & 0xffff));
     return (uint64_t{high} << 16) + low;
@@ -200,11 +139,9 @@ struct HostLanes {
     f();
   }
   template <typename F>
-  DISSECT_HD WindowMask ballot(uint32_t count, F&& predicate) const {
-    WindowMask mask{};
-    for (uint32_t k = 0; k < count; ++k) {
-      if (predicate(k)) mask.word[k / 32] |= 1u << (k % 32);
-    }
+  DISSECT_HD uint32_t ballot(uint32_t count, F&& predicate) const {
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < count; ++k) mask |= predicate(k) ? 1u << k : 0u;
     return mask;
   }
   template <typename F>

@@ -9,7 +9,7 @@
 namespace dissect::softnic {
 
 // WQEs one QP may execute per visit, so one busy queue cannot starve the others of its engine lane.
-inline constexpr uint32_t SERVICE_BUDGET = WINDOW_WQES;
+inline constexpr uint32_t SERVICE_BUDGET = 64;
 
 // `cache`: the warp's QpCopy slot for this QP, or null.
 template <typename Lanes>

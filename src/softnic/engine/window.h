@@ -1,5 +1,4 @@
-// How a parallel engine executes up to WINDOW_WQES (128) WQEs of one QP at once, four per lane of a
-// warp (lane k % 32 takes WQE k), with the
+// How a parallel engine executes up to 32 WQEs of one QP at once, one per lane of a warp, with the
 // outcome of executing them one at a time (execute.h stays the one definition of what a WQE does):
 // WQEs execute in order and exactly once, CQEs appear in WQE order, no CQE is visible before the
 // payloads of every WQE up to it, and after a failed WQE nothing later moves a byte.
@@ -10,7 +9,7 @@
 // result, a gather has several segments); when such a WQE is first, it runs alone through
 // execute_and_retire, as does every WQE of a QP in the error state (a flush). Phases, with a warp
 // barrier between them:
-//   1. inspect  WQEBB consumer + i is staged and its control segment read: does a window WQE start there?
+//   1. inspect  lane i reads the control segment at WQEBB consumer + i: does a window WQE start there?
 //   2. chain    WQE 0 starts at the consumer, WQE k + 1 at start_k + wqebbs_k (uniform)
 //   3. check    lane k validates WQE k (keys, bounds, permissions, size) without moving a byte
 //   4. perform  the WQEs before the first failure move their payloads (large ones warp-wide)
@@ -25,10 +24,6 @@
 #include <cstring>
 #endif
 
-#if defined(__CUDACC__)
-#include <cuda_pipeline.h>
-#endif
-
 #include "dissect/softnic/execute.h"
 #include "lanes.h"
 
@@ -40,6 +35,7 @@ namespace dissect::softnic {
 #define DISSECT_UNROLL
 #endif
 
+inline constexpr uint32_t WINDOW_LANES = 32;
 // A payload this large is copied by the whole warp, 16 B per lane per step, instead of by its lane.
 inline constexpr uint64_t WARP_COPY_BYTES = 256;
 
@@ -71,13 +67,13 @@ inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more copi
 
 // One warp's scratch (shared memory on the GPU).
 struct Window {
-  // The announced WQEBBs at the consumer, copied at once (WQEBB j in slot j % WINDOW_WQES): every
-  // later phase reads the WQEs from here, not through L2 again.
-  alignas(16) uint8_t stage[WINDOW_WQES * mlx5::MLX5_SEND_WQE_BB];
+  // The announced WQEBBs at the consumer, copied at once (WQEBB j in slot j % 32): every later
+  // phase reads the WQEs from here, not through L2 again.
+  alignas(16) uint8_t stage[WINDOW_LANES * mlx5::MLX5_SEND_WQE_BB];
   QpCopy cache[CACHED_QPS];
   QpCopy scratch;                   // for a QP past the cache
-  uint8_t wqebbs_at[WINDOW_WQES];  // phase 1: size of the window WQE starting at offset i, 0 = none
-  WindowWqe wqe[WINDOW_WQES];      // phase 3 on
+  uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
+  WindowWqe wqe[WINDOW_LANES];      // phase 3 on
   QpCopy* copy;                     // the copy this window works on
   TimingProfile profile;            // the NIC's (set by the engine when it starts)
   uint64_t* pipe;                   // the NIC's NicTables::pipe_busy_until
@@ -85,7 +81,7 @@ struct Window {
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
   DISSECT_HD mlx5::send_ring staged() const {
-    return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_WQES};
+    return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_LANES};
   }
 };
 
@@ -101,7 +97,7 @@ DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, const mlx5::send_
   }
   const uint32_t wqebbs = wqebbs_for_ds(ds);
   if (offset + wqebbs > available) return 0;  // not announced in full
-  if (offset + wqebbs > WINDOW_WQES) return 0;  // not staged in full
+  if (offset + wqebbs > WINDOW_LANES) return 0;  // not staged in full
   const uint8_t opcode = ctrl_opcode(ctrl);
   if (opcode == MLX5_OPCODE_NOP) return static_cast<uint8_t>(wqebbs);
   if (opcode != MLX5_OPCODE_RDMA_WRITE || ds < 3) return 0;
@@ -238,14 +234,13 @@ DISSECT_HD inline void perform_window(const Lanes& lanes, const Window& w, const
       perform_window_write(w.staged(), qp.sq_consumer + x.offset, x.plan);
     }
   });
-  WindowMask warp_copies = lanes.ballot(moved, [&](uint32_t k) {
+  uint32_t warp_copies = lanes.ballot(moved, [&](uint32_t k) {
     return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && !lane_copies(w.wqe[k]);
   });
-  // In WQE order; their destinations are disjoint (disjoint_prefix).
-  for (uint32_t k = warp_copies.lowest(WINDOW_WQES); k < WINDOW_WQES;
-       warp_copies.clear(k), k = warp_copies.lowest(WINDOW_WQES)) {
-    const WindowWqe& x = w.wqe[k];
+  while (warp_copies != 0) {  // in WQE order; their destinations are disjoint (disjoint_prefix)
+    const WindowWqe& x = w.wqe[lowest_set_bit(warp_copies)];
     lanes.copy(x.plan.destination, x.plan.source, x.plan.length);
+    warp_copies &= warp_copies - 1;
   }
   lanes.sync();
 }
@@ -277,54 +272,37 @@ DISSECT_HD inline bool destinations_overlap(const WindowWqe& a, const WindowWqe&
 // Phase 3b: how many of the window's first `count` WQEs write pairwise disjoint bytes. The lanes
 // copy at once, so a WQE writing bytes an earlier one writes must wait for the next window, where
 // it lands after it, as it would one WQE at a time. Ascending destinations (the common case) are
-// recognised with one comparison per WQE, and such a prefix is disjoint. A window keeps at least
-// a warp's width of it: past 32 WQEs the rest waits for the next window rather than be compared
-// pair by pair (measured on the H200: pairwise over 128 WQEs, whose destinations wrap around a
-// ring of 64 slots, cost more than everything else in the window together).
+// recognised with one comparison per lane; anything else is compared pair by pair.
 template <typename Lanes>
 DISSECT_HD inline uint32_t disjoint_prefix(const Lanes& lanes, const Window& w, uint32_t count) {
-  const WindowMask ascending = lanes.ballot(count, [&](uint32_t k) {
+  const uint32_t all = count == 32 ? ~0u : (1u << count) - 1;
+  const uint32_t ascending = lanes.ballot(count, [&](uint32_t k) {
     return k == 0 || (!destinations_overlap(w.wqe[k - 1], w.wqe[k]) &&
                       w.wqe[k - 1].plan.destination <= w.wqe[k].plan.destination);
   });
-  const uint32_t prefix = ascending.lowest_clear();
-  if (prefix >= count) return count;
-  if (prefix >= 32) return prefix;
-  const uint32_t compared = count < 32 ? count : 32;
-  const WindowMask conflicts = lanes.ballot(compared, [&](uint32_t k) {
+  if (ascending == all) return count;
+  const uint32_t conflicts = lanes.ballot(count, [&](uint32_t k) {
     for (uint32_t j = 0; j < k; ++j) {
       if (destinations_overlap(w.wqe[j], w.wqe[k])) return true;
     }
     return false;
   });
-  return conflicts.lowest(compared);
+  return conflicts == 0 ? count : lowest_set_bit(conflicts);
 }
 
-// Phase 1's copy of the `probe` WQEBBs at the consumer into the stage. On the GPU every lane's
-// 16 B pieces go through cp.async (global to shared without registers), all of them in flight
-// before one wait: a window of 128 WQEBBs costs one round trip, where loads into registers would
-// make each lane's next WQEBB wait for the store of the previous one. The copies read the ring
-// after the leader's acquire of the doorbell and the warp barrier behind it, as plain loads would.
-template <typename Lanes>
-DISSECT_HD inline void stage_window(const Lanes& lanes, const QpContext& qp,
-                                    const mlx5::send_ring& staged, uint32_t probe) {
+// Phase 1's copy of WQEBB `index` into the stage: four 16 B loads in flight at once.
+DISSECT_HD inline void stage_wqebb(const QpContext& qp, const mlx5::send_ring& staged,
+                                   uint64_t index) {
 #if defined(__CUDA_ARCH__)
-  lanes.sync();
-  constexpr uint32_t PIECES = mlx5::MLX5_SEND_WQE_BB / 16;
-  for (uint32_t k = threadIdx.x & 31; k < probe; k += 32) {
-    const uint8_t* in = qp.sq.wqebb(qp.sq_consumer + k);
-    uint8_t* out = staged.wqebb(qp.sq_consumer + k);
-    DISSECT_UNROLL
-    for (uint32_t p = 0; p < PIECES; ++p) __pipeline_memcpy_async(out + 16 * p, in + 16 * p, 16);
-  }
-  __pipeline_commit();
-  __pipeline_wait_prior(0);
-  lanes.sync();
+  const uint4* in = reinterpret_cast<const uint4*>(qp.sq.wqebb(index));
+  uint4* out = reinterpret_cast<uint4*>(staged.wqebb(index));
+  uint4 v[4];
+  DISSECT_UNROLL
+  for (int k = 0; k < 4; ++k) v[k] = in[k];
+  DISSECT_UNROLL
+  for (int k = 0; k < 4; ++k) out[k] = v[k];
 #else
-  lanes.each(probe, [&](uint32_t k) {
-    std::memcpy(staged.wqebb(qp.sq_consumer + k), qp.sq.wqebb(qp.sq_consumer + k),
-                mlx5::MLX5_SEND_WQE_BB);
-  });
+  std::memcpy(staged.wqebb(index), qp.sq.wqebb(index), mlx5::MLX5_SEND_WQE_BB);
 #endif
 }
 
@@ -423,8 +401,8 @@ DISSECT_HD inline void retire_window(QpContext& qp, QpContext& v, const Window& 
 DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, uint32_t first_count) {
   uint32_t count = first_count;
   uint32_t offset = first_offset;
-  const uint32_t limit = window.available < WINDOW_WQES ? window.available : WINDOW_WQES;
-  while (count < WINDOW_WQES && offset < limit && window.wqebbs_at[offset] != 0) {
+  const uint32_t limit = window.available < WINDOW_LANES ? window.available : WINDOW_LANES;
+  while (count < WINDOW_LANES && offset < limit && window.wqebbs_at[offset] != 0) {
     window.wqe[count].offset = offset;
     window.wqe[count].wqebbs = window.wqebbs_at[offset];
     offset += window.wqebbs_at[offset];
@@ -499,14 +477,15 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
 
   QpContext& v = w.copy->view;
-  const uint32_t probe = w.available < WINDOW_WQES ? w.available : WINDOW_WQES;
+  const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   const mlx5::send_ring staged = w.staged();
-  stage_window(lanes, v, staged, probe);
-  lanes.each(probe, [&](uint32_t i) { w.wqebbs_at[i] = window_wqe_size(v, staged, i, w.available); });
+  lanes.each(probe, [&](uint32_t i) {
+    stage_wqebb(v, staged, v.sq_consumer + i);
+    w.wqebbs_at[i] = window_wqe_size(v, staged, i, w.available);
+  });
   DISSECT_PHASE(1);
-  // The leading run of one-WQEBB WQEs is chained at once; the leader chains the rest.
-  const WindowMask single = lanes.ballot(probe, [&](uint32_t i) { return w.wqebbs_at[i] == 1; });
-  const uint32_t first = single.lowest_clear();
+  const uint32_t single = lanes.ballot(probe, [&](uint32_t i) { return w.wqebbs_at[i] == 1; });
+  const uint32_t first = single == ~0u ? WINDOW_LANES : lowest_zero_bit(single);
   lanes.each(first, [&](uint32_t k) {
     w.wqe[k].offset = k;
     w.wqe[k].wqebbs = 1;
@@ -522,43 +501,43 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   lanes.each(w.count, [&](uint32_t k) { check_window_wqe(v, staged, local, remote, w.wqe[k]); });
   DISSECT_PHASE(3);
   const uint32_t n = disjoint_prefix(lanes, w, w.count);
-  const WindowMask failures = lanes.ballot(n, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
-  const uint32_t moved = failures.lowest(n);
-  const bool failed = moved < n;
-  const uint32_t executed = failed ? moved + 1 : n;
+  const uint32_t failures = lanes.ballot(n, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
+  const uint32_t moved = failures ? lowest_set_bit(failures) : n;
+  const uint32_t executed = failures ? moved + 1 : n;
   DISSECT_PHASE(4);
   uint64_t data_ready = 0;  // leader only
   if (w.profile.enabled) {
-    const bool pointers = lanes.ballot(moved, [&](uint32_t k) {
+    const uint32_t pointers = lanes.ballot(moved, [&](uint32_t k) {
       return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && w.wqe[k].plan.source != nullptr;
-    }).any();
+    });
     const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
-    lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers); });
+    lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers != 0); });
   }
   perform_window(lanes, w, v, moved);
   if (w.profile.enabled) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });
   DISSECT_PHASE(5);
 
-  const WindowMask cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
+  const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
     return w.wqe[k].signaled != 0 || w.wqe[k].syndrome != 0;
   });
   lanes.each(executed, [&](uint32_t k) {
-    if (cqe_mask.test(k)) {
-      complete_window_wqe<Completion>(v, w.wqe[k], v.send_cq.produced + cqe_mask.below(k));
+    if ((cqe_mask >> k) & 1) {
+      complete_window_wqe<Completion>(v, w.wqe[k],
+                                      v.send_cq.produced + popcount(cqe_mask & ((1u << k) - 1)));
     }
   });
   DISSECT_PHASE(6);
   WindowTally tally{};
   tally.executed = executed;
-  tally.cqes = cqe_mask.count();
-  tally.writes = lanes.ballot(moved, [&](uint32_t k) {
+  tally.cqes = popcount(cqe_mask);
+  tally.writes = popcount(lanes.ballot(moved, [&](uint32_t k) {
     return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE;
-  }).count();
+  }));
   tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
-  tally.failed = failed;
+  tally.failed = failures != 0;
   lanes.leader([&] { retire_window(qp, v, w, tally); });
   DISSECT_PHASE(7);
-  return Served{executed, failed ? w.wqe[moved].syndrome : uint8_t{0}};
+  return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
 }
 
 }  // namespace dissect::softnic
