@@ -286,6 +286,11 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
   // Read by the report (scripts/dissect_report): only the first names the model.
   r.knobs.push_back({"bottleneck", model_bound ? "NIC model (rate >= 80 % of its ceiling)"
                                                : "submitter (rate below 80 % of the ceiling)"});
+  if (c.doorbell != "direct") {
+    r.knobs.push_back({"ceiling_note",
+                       "the model's ceiling is measured with direct doorbells; this path adds the "
+                       "forwarder thread and the engine's system-scope reads of host memory"});
+  }
   if (!note.empty()) r.knobs.push_back({"note", note});
   r.payload_validated = valid && !rate.runs.empty();
   return r;
