@@ -25,6 +25,12 @@ namespace {
 Arguments arguments_for(const Experiment& experiment, bool quick) {
   std::vector<std::string> words = {experiment.name};
   if (quick) words.emplace_back("--quick");
+  const std::string flags = experiment.report_flags;
+  for (size_t at = 0; at < flags.size();) {
+    const size_t space = std::min(flags.find(' ', at), flags.size());
+    if (space > at) words.push_back(flags.substr(at, space - at));
+    at = space + 1;
+  }
   return Arguments(words);
 }
 

@@ -102,7 +102,7 @@ const bool registered = register_experiment(
     {"gpu-rate",
      "Table 5: 8 B message rate of GPU threads by threads, QPs, CTAs, batch and sharing, beside the "
      "model's ceiling (--sweep: every row)",
-     run_gpu_rate, true});
+     run_gpu_rate, true, "--sweep"});
 
 }  // namespace
 }  // namespace dissect::bench

@@ -73,6 +73,9 @@ struct Experiment {
   const char* summary;
   int (*run)(const Arguments&, Report&);
   bool in_report;
+  // Flags `dissect report` adds (space-separated; "" = none), e.g. "--sweep" so that the report
+  // has every row its paper comparison reads.
+  const char* report_flags = "";
 };
 
 bool register_experiment(const Experiment& experiment);
