@@ -19,9 +19,10 @@ namespace {
 using gpu::RateConfig;
 
 struct Table5Row {
-  const char* label;
+  const char* label;  // null: row_label() of the configuration
   uint32_t threads, qps, ctas, batch;
   const char* sharing;
+  const char* doorbell = "direct";
 };
 
 // The paper's rows (Table 5, P-IB), in its order; † is handoff at batch 1, ∗ handoff at 32.
@@ -41,7 +42,17 @@ const Table5Row TABLE5[] = {
     {"64 threads, 64 QPs, 64 SMs, batch 16", 64, 64, 64, 16, "exclusive"},
     // Table 13's mini-gda configuration beside NVSHMEM's (16 QPs x 256 threads, one QP per CTA).
     {"4096 threads, 16 QPs, 16 SMs, cooperative (‡)", 4096, 16, 16, 32, "cooperative"},
+    // §4.3.1: a host thread ringing the doorbells of GPU-built WQEs, beside GPU submission on the
+    // same 16 QPs (batch 64 so that the submitter's system-scope fence is amortized as well).
+    {nullptr, 16, 16, 16, 64, "exclusive", "direct"},
+    {nullptr, 16, 16, 16, 64, "exclusive", "cpu-assisted"},
 };
+
+std::string row_label(const RateConfig& c);
+
+std::string row_label_of(const Table5Row& row, const RateConfig& c) {
+  return row.label ? row.label : row_label(c);
+}
 
 std::string row_label(const RateConfig& c) {
   return std::to_string(c.threads) + " threads, " + std::to_string(c.qps) + " QPs, " +
@@ -77,7 +88,8 @@ int run_gpu_rate(const Arguments& a, Report& report) {
       RateConfig p = c;
       p.threads = row.threads, p.qps = row.qps, p.ctas = row.ctas, p.batch = row.batch;
       p.sharing = row.sharing;
-      points.emplace_back(row.label, p);
+      p.doorbell = row.doorbell;
+      points.emplace_back(row_label_of(row, p), p);
     }
   } else {
     points.emplace_back(row_label(c), c);

@@ -398,10 +398,10 @@ def peak_rate(R, P):
 
 def host_ringer(R, P):
     rows = R.find("gpu-rate")
-    gpu = [r for r in rows if r["knobs"].get("qps") == "16" and r["knobs"].get("threads") == "16"
-           and r["knobs"].get("batch") == "16" and r["knobs"].get("doorbell") == "direct"
-           and r["label"].endswith("exclusive")]
     host = [r for r in rows if r["knobs"].get("doorbell") == "cpu-assisted" and r["knobs"].get("qps") == "16"]
+    same = ("threads", "qps", "ctas", "batch", "sharing")
+    gpu = [r for r in rows if host and r["knobs"].get("doorbell") == "direct"
+           and all(r["knobs"].get(k) == host[0]["knobs"].get(k) for k in same)]
     if not (gpu and host):
         return Verdict(NOT_MEASURABLE, "—", "gpu-rate on 16 QPs with --doorbell direct and cpu-assisted missing")
     share = res.p50(host[0], "message rate") / res.p50(gpu[0], "message rate")
