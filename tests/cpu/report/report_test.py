@@ -128,15 +128,16 @@ class Report(unittest.TestCase):
 
     def test_model_bound_rows_are_never_reproduced(self):
         doc = load(H200)
-        R = results.Results(doc)
-        verdicts = {f: v for _, f, v in fidelity.evaluate(R, paper.load())}
-        ordering = fidelity.FINDINGS[0][1]
-        self.assertEqual(verdicts[ordering].verdict, fidelity.REPRODUCED)
+        verdicts = {f: v for _, f, v in fidelity.evaluate(results.Results(doc), paper.load())}
+        reproduced = [(f, v) for f, v in verdicts.items() if v.verdict == fidelity.REPRODUCED and v.rows]
+        self.assertTrue(reproduced, "the H200 run reproduces at least one finding")
+        finding, verdict = reproduced[0]
+        experiments = {r["experiment"] for r in verdict.rows if r}
         for r in doc["results"]:
-            if r["experiment"] == "gpu-ordering":
+            if r.get("experiment") in experiments:
                 r["bottleneck"] = "softnic engine"
         verdicts = {f: v for _, f, v in fidelity.evaluate(results.Results(doc), paper.load())}
-        self.assertEqual(verdicts[ordering].verdict, fidelity.NOT_MEASURABLE)
+        self.assertEqual(verdicts[finding].verdict, fidelity.NOT_MEASURABLE, finding)
 
     def test_without_matplotlib_the_report_says_which_plots_were_skipped(self):
         stub = tempfile.mkdtemp()
