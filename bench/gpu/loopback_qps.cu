@@ -10,7 +10,7 @@
 
 namespace dissect::bench::gpu {
 
-LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device) {
+LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebbs_(o.sq_wqebbs) {
   softnic::GpuSoftNicOptions n;
   n.device = o.device;
   n.engine_ctas = o.engine_ctas;
@@ -56,6 +56,24 @@ void LoopbackQps::start(const std::vector<const void*>& kernels, const char* wha
   softnic::reserve_local_memory(LOCAL_MEMORY_RESERVE);
   for (const void* k : kernels) softnic::preload_kernel(k, what);
   nic_->start();
+}
+
+std::vector<const telemetry::QpCounters*> LoopbackQps::attach_telemetry(uint64_t n) {
+  std::vector<const telemetry::QpCounters*> blocks;
+  std::vector<nic::QpHandle> handles;
+  const size_t bytes = sizeof(telemetry::QpCounters) + size_t{sq_wqebbs_} * sizeof(uint64_t);
+  for (LoopbackTarget& t : host_targets_) {
+    auto* block = static_cast<telemetry::QpCounters*>(scratch(bytes));
+    telemetry::QpCounters fresh;
+    telemetry::initialise_counters(fresh, t.qp.qpn, telemetry::HistogramShape{5, 30000, n});
+    write_bytes(block, &fresh, sizeof fresh);
+    nic::attach_telemetry(t.qp, block, reinterpret_cast<uint64_t*>(block + 1), fresh.sample_mask);
+    blocks.push_back(block);
+    handles.push_back(t.qp);
+  }
+  write_bytes(targets_, host_targets_.data(), sizeof(LoopbackTarget) * host_targets_.size());
+  write_bytes(handles_, handles.data(), sizeof(nic::QpHandle) * handles.size());
+  return blocks;
 }
 
 void* LoopbackQps::scratch(size_t bytes) {

@@ -18,6 +18,7 @@
 #include "dissect/nic/handles.h"
 #include "dissect/nic/nic.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "dissect/telemetry/counters.h"
 
 namespace dissect::bench::gpu {
 
@@ -57,6 +58,10 @@ class LoopbackQps {
   softnic::GpuSoftNic& nic() { return *nic_; }
   // Device memory the experiment needs beside the queues, allocated before start().
   void* scratch(size_t bytes);
+  // Gives every QP a telemetry slot sampling 1 WQE in `n` (telemetry/counters.h: a counter block
+  // and post stamps in GPU memory, as GpuQpSlot hands a kernel), before start(). Returns the
+  // blocks, one per QP, to read back after the run.
+  std::vector<const telemetry::QpCounters*> attach_telemetry(uint64_t n);
 
   template <typename T>
   void read(T* host, const T* device, size_t count) const {
@@ -74,6 +79,7 @@ class LoopbackQps {
   // an OwnedQp per QP there).
   static constexpr size_t LOCAL_MEMORY_RESERVE = 8192;
   int device_ = 0;
+  uint32_t sq_wqebbs_ = 0;
   std::unique_ptr<softnic::GpuSoftNic> nic_;
   std::vector<GpuPe> pes_;
   std::vector<LoopbackTarget> host_targets_;

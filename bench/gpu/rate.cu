@@ -71,6 +71,8 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   c.sharing = a.choice("sharing", "exclusive", {"exclusive", "shared", "handoff", "cooperative"});
   c.payload_bytes = static_cast<uint32_t>(a.integer("size", 8, 1, 8));
   c.doorbell = a.choice("doorbell", "direct", {"direct", "cpu-assisted"});
+  // Telemetry off (0) and on at N = 1, 4, 16, 64 in one run: --telemetry 0,1,4,16,64.
+  const std::vector<uint64_t> telemetry = a.integers("telemetry", {0}, 0, 1u << 20);
   c.messages_per_thread = static_cast<uint32_t>(a.integer("messages", 0, 0, 100'000'000));
   c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384));
   c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768));
@@ -93,6 +95,17 @@ int run_gpu_rate(const Arguments& a, Report& report) {
     }
   } else {
     points.emplace_back(row_label(c), c);
+  }
+  if (telemetry.size() > 1 || telemetry[0] != 0) {
+    std::vector<std::pair<std::string, RateConfig>> crossed;
+    for (const auto& [label, p] : points) {
+      for (uint64_t n : telemetry) {
+        RateConfig t = p;
+        t.telemetry = static_cast<uint32_t>(n);
+        crossed.emplace_back(label + (n ? ", telemetry N=" + std::to_string(n) : ", telemetry off"), t);
+      }
+    }
+    points = crossed;
   }
   for (const auto& point : points) gpu::check_rate_config(point.second);  // before anything runs
   if (softnic::gpu_runtime_init() == 0) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dissect/common/error.h"
+#include "dissect/telemetry/counters.h"
 #include "harness.cuh"
 #include "nic_ceiling.h"
 #include "rate_kernel.cuh"
@@ -144,6 +145,8 @@ RunOutcome run_once(const RateConfig& c) {
   o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
   o.doorbell = nic::doorbell_path_from_string(c.doorbell);
   LoopbackQps q(o);
+  const auto blocks = c.telemetry ? q.attach_telemetry(c.telemetry)
+                                  : std::vector<const telemetry::QpCounters*>{};
   Launch l{};
   l.ctas = c.ctas;
   l.threads_per_cta = c.threads / c.ctas;
@@ -188,6 +191,17 @@ RunOutcome run_once(const RateConfig& c) {
   out.mmsg_per_s = double(c.threads) * m / ns * 1e3;
   const uint64_t per_qp = uint64_t{c.threads} * (warm + m) / c.qps;
   out.valid = validate(q, c, per_qp);
+  for (const telemetry::QpCounters* block : blocks) {  // the counters saw every WQE, once
+    telemetry::QpCounters seen;
+    q.read(&seen, block, 1);
+    if (seen.num_wqe_sent != per_qp || seen.num_wqe_completed != per_qp) {
+      out.valid = false;
+      out.failure = "telemetry of QP " + std::to_string(seen.qp_number) + ": " +
+                    std::to_string(seen.num_wqe_sent) + " sent, " +
+                    std::to_string(seen.num_wqe_completed) + " completed, " +
+                    std::to_string(per_qp) + " posted";
+    }
+  }
   return out;
 }
 
@@ -227,6 +241,8 @@ void check_rate_config(const RateConfig& c) {
   refuse(p == RatePayload::value && c.payload_bytes > 8,
          "--payload value: at most 8 B from a register, not " + std::to_string(c.payload_bytes));
   refuse(c.payload_bytes == 0, "--size 0");
+  refuse(c.telemetry != 0 && (c.telemetry & (c.telemetry - 1)) != 0,
+         "--telemetry " + std::to_string(c.telemetry) + ": the sample interval N is a power of two");
   // Room must come back while a reclamation period is still being posted.
   refuse(2 * signal_period(c) * wqebbs_per_message(c) > c.sq_wqebbs,
          "--sq-depth " + std::to_string(c.sq_wqebbs) + " WQEBBs: below two reclamation periods (" +
@@ -259,6 +275,7 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
              {"signal_period", std::to_string(signal_period(c))},
              {"sq_wqebbs", std::to_string(c.sq_wqebbs)},
              {"doorbell", c.doorbell},
+             {"telemetry", c.telemetry ? "N=" + std::to_string(c.telemetry) : std::string("off")},
              {"ordering", nic::doorbell_path_from_string(c.doorbell) == nic::DoorbellPath::cpu_assisted
                               ? CpuAssistedPolicy::key
                               : DirectPolicy::key},
