@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 rm -rf .deps && mkdir -p .deps/usr/include .deps/usr/share/cmake
 cp -r /usr/include/nlohmann /usr/include/CLI .deps/usr/include/
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 .deps/usr/share/cmake/
-grep -qx '/.deps/' "$(git rev-parse --git-dir)/info/exclude" 2>/dev/null ||
-  echo '/.deps/' >> "$(git rev-parse --git-dir)/info/exclude"
+grep -qx '/.deps/' "$(git rev-parse --git-common-dir)/info/exclude" 2>/dev/null ||
+  echo "/.deps/" >> "$(git rev-parse --git-common-dir)/info/exclude"
 scripts/peer_headers.sh || echo "peer headers not fetched: the peers adapters will not be built" >&2
 echo "carry .deps (device tool: carry [\".deps\"])"

@@ -185,10 +185,13 @@ if has peers; then
   # Python wheels have their headers).
   stage "peers: GDAKI and NVSHMEM IBGDA"
   (cd "$BUILD" && ctest -R '^peers_' --output-on-failure --timeout 120) 2>&1 | tee "$OUT/ctest_peers.log"
-  for p in mini-gda gdaki; do
+  for p in mini-gda gdaki nvshmem-ibgda; do
     timeout 120 "$BUILD/dissect" gpu-latency --path $p --runs 3 --output "$OUT/gpu_latency_$p.json" > "$OUT/gpu_latency_$p.txt" 2>&1
     echo "--- gpu-latency --path $p rc=$?"; cat "$OUT/gpu_latency_$p.txt"
   done
+  # Figure 4 through NVSHMEM's own quiets (per-QP ibgda_quiet, PE-wide nvshmemi_ibgda_quiet).
+  timeout 240 "$BUILD/dissect" gpu-completion-scope --path nvshmem-ibgda ${QUICK:+--quick} --output "$OUT/gpu_completion_scope_nvshmem.json" > "$OUT/gpu_completion_scope_nvshmem.txt" 2>&1
+  echo "--- gpu-completion-scope --path nvshmem-ibgda rc=$?"; cat "$OUT/gpu_completion_scope_nvshmem.txt"
 fi
 
 stage "merge"

@@ -12,11 +12,15 @@
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/clock.h"
+#include "dissect/common/error.h"
 #include "dissect/common/wait.h"
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "harness.cuh"
 #include "loopback_qps.h"
+#if DISSECT_HAVE_NVSHMEM_IBGDA
+#include "peer_scope.h"  // --path nvshmem-ibgda (bench/gpu/peers/nvshmem_scope.cu)
+#endif
 
 namespace dissect::bench {
 namespace {
@@ -119,10 +123,17 @@ struct ScopeConfig {
   std::vector<uint32_t> qps;
   uint32_t iterations, warmup, runs;
   gpu::LoopbackOptions nic;
+  std::string path = "mini-gda";  // or nvshmem-ibgda: its quiets, no round trip (peer_scope.h)
+  std::string library, library_version;
 };
 
 // One run of the three measurements at `qps` QPs; samples in us after the warm-up.
 void measure(const ScopeConfig& c, uint32_t qps, std::vector<Metric>& metrics, bool& valid) {
+#if DISSECT_HAVE_NVSHMEM_IBGDA
+  if (c.path == "nvshmem-ibgda") {
+    return measure_nvshmem_scope(c.nic, qps, c.warmup, c.iterations, metrics[0], metrics[1], valid);
+  }
+#endif
   gpu::LoopbackOptions o = c.nic;
   o.qps = qps + 1;  // + the responder's QP of the round trip
   LoopbackQps q(o);
@@ -176,7 +187,17 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
   softnic::timing_profile(c.nic.nic_profile);
   c.nic.sq_wqebbs = 1024;
   c.nic.buffer_bytes = 8 * (SLOTS + 1);
+  c.path = a.choice("path", "mini-gda", {"mini-gda", "nvshmem-ibgda"});
   a.check_all_used();
+#if DISSECT_HAVE_NVSHMEM_IBGDA
+  c.library = scope_path_library(c.path, &c.library_version);
+#else
+  if (c.path != "mini-gda") {
+    throw InvalidArgument("--path " + c.path + ": this build has no NVSHMEM IBGDA adapter "
+                          "(non_abi/device/pt-to-pt/ibgda_device.cuh, wheel nvidia-nvshmem-cu13, "
+                          "not found at configure time; scripts/peer_headers.sh, reconfigure)");
+  }
+#endif
   if (softnic::gpu_runtime_init() == 0) {
     std::fprintf(stderr, "no CUDA device: skipped\n");
     return 0;
@@ -191,6 +212,7 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
     bool valid = true;
     for (uint32_t run = 0; run < c.runs; ++run) measure(c, qps, metrics, valid);
     for (uint32_t m = 0; m < 3; ++m) {
+      if (m == 2 && c.path != "mini-gda") continue;  // the flat control is mini-gda's run
       Result r;
       r.experiment = "gpu-completion-scope";
       r.label = std::string(names[m]) + ", " + std::to_string(qps) + " QPs";
@@ -203,6 +225,12 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
                  {"engine_warps", std::to_string(c.nic.engine_ctas) + " CTAs x " +
                                       std::to_string(c.nic.engine_warps_per_cta) + " warps"},
                  {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic.nic_profile))}};
+      if (!c.library.empty()) {
+        r.label = c.path + ", " + r.label;
+        r.knobs.push_back({"path", c.path});
+        r.knobs.push_back({"library", c.library});
+        r.knobs.push_back({"library_version", c.library_version});
+      }
       r.metrics = {metrics[m]};
       r.payload_validated = valid && !metrics[m].runs.empty();
       if (m == 1 && !metrics[m].runs.empty()) x.push_back(qps), all_p50.push_back(metrics[m].p50());
@@ -224,7 +252,7 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
 const bool registered = register_experiment(
     {"gpu-completion-scope",
      "Figure 4: put+completion with a per-QP vs an all-QP quiet, and a signal round trip, against "
-     "QP count",
+     "QP count; --path mini-gda|nvshmem-ibgda (NVSHMEM's own quiets, no round trip)",
      run_gpu_completion_scope, true});
 
 }  // namespace

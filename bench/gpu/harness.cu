@@ -47,6 +47,8 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
   attributes.sq_wqebbs = 256;
   attributes.max_inline = 220;
   attributes.placement = placement;
+  // NVSHMEM's IBGDA polls a collapsed send CQ (entry 0 only), as it creates its own.
+  attributes.send_cq_collapsed = config.path == "nvshmem-ibgda";
   pair->buffer_bytes = size_t{SLOTS} * SLOT;
   for (int i = 0; i < 2; ++i) {
     auto& p = pair->pe[i];

@@ -24,6 +24,7 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebb
   nic::QpAttributes a;
   a.sq_wqebbs = o.sq_wqebbs;
   a.cq_entries = o.sq_wqebbs;
+  a.send_cq_collapsed = o.send_cq_collapsed;
   a.max_inline = o.max_inline;
   a.placement = nic::Placement::gpu;
   a.doorbell = o.doorbell;

@@ -39,6 +39,7 @@ struct LoopbackOptions {
   uint32_t max_inline = 64;
   size_t buffer_bytes = 4096;        // source and destination bytes per QP
   nic::DoorbellPath doorbell = nic::DoorbellPath::direct;  // cpu_assisted: a host thread rings
+  bool send_cq_collapsed = false;    // every CQE in entry 0 (NVSHMEM's CQs; nic.h QpAttributes)
 };
 
 class LoopbackQps {

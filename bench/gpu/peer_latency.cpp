@@ -22,14 +22,6 @@ void check_latency_path(const GpuExperimentConfig& c) {
                           "infiniband/mlx5dv.h were not found at configure time; run "
                           "scripts/peer_headers.sh and reconfigure");
   }
-#else
-  if (c.path == "nvshmem-ibgda") {
-    throw InvalidArgument("--path nvshmem-ibgda: not wired into gpu-latency yet: NVSHMEM's IBGDA "
-                          "polls a collapsed CQ (every CQE in entry 0), which the softnic gives "
-                          "only as a 1-WQEBB QP with a 1-entry CQ, and the experiment's PE pair has "
-                          "256-WQEBB QPs; the adapter runs in nvshmem_gpu_test "
-                          "(peers/nvshmem_ibgda.cuh)");
-  }
 #endif
   // The libraries order their WQE stores before the doorbell with GPU-scope fences only (DOCA's
   // fence.release.gpu, NVSHMEM's __threadfence when nic_buf_on_gpumem): enough for the GPU engine
@@ -46,6 +38,9 @@ std::vector<GpuExperimentResult> run_peer_single_operation(const GpuExperimentCo
   check_latency_path(c);
 #if DISSECT_HAVE_GDAKI
   if (c.path == "gdaki") return run_gdaki_single_operation(c);
+#endif
+#if DISSECT_HAVE_NVSHMEM_IBGDA
+  if (c.path == "nvshmem-ibgda") return run_nvshmem_single_operation(c);
 #endif
   throw InvalidArgument("--path " + c.path + ": not a peer path");
 }

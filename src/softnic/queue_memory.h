@@ -125,7 +125,7 @@ inline QpContext make_queue_context(const QueueMemory& m, const nic::QpAttribute
   qp.sq = mlx5::send_ring{m.base, a.sq_wqebbs};
   qp.dbrec = m.dbrec;
   qp.doorbell = m.doorbell;
-  qp.send_cq = CqContext{m.send_cqes, a.cq_entries, qpn, 0};
+  qp.send_cq = CqContext{m.send_cqes, a.cq_entries, qpn, 0, a.send_cq_collapsed ? 1u : 0u, 0};
   qp.rq = m.rq;
   qp.rq_wqe_count = a.rq_wqes;
   qp.recv_cq = CqContext{m.recv_cqes, recv_cq_entries(a), recv_cqn(qpn), 0};
@@ -144,7 +144,7 @@ inline nic::QpHandle make_send_handle(const QueueMemory& m, const nic::QpAttribu
   h.dbrec_send = &m.dbrec->send_counter;
   h.doorbell = m.submitter_doorbell;
   h.state = m.state;
-  h.send_cq = nic::CqHandle{m.send_cqes, a.cq_entries, qpn, nullptr};
+  h.send_cq = nic::CqHandle{m.send_cqes, a.cq_entries, qpn, nullptr, a.send_cq_collapsed ? 1u : 0u};
   nic::attach_telemetry(h, telemetry, post_stamps, sample_mask);
   return h;
 }

@@ -42,6 +42,8 @@ struct CqHandle {
   uint32_t cqe_count;      // power of two
   uint32_t cqn;
   mlx5::be32* dbrec;       // CQ doorbell record word MLX5_CQ_SET_CI (unused with overrun ignore)
+  uint32_t collapsed;      // 1: every CQE lands in entry 0 (CQ context cc = 1; QpAttributes::
+                           // send_cq_collapsed); cqe_count is then the owner bit's period only
 };
 
 struct QpHandle {

@@ -67,6 +67,11 @@ struct QpAttributes {
   Placement placement = Placement::host;
   int telemetry_channel = -1; // telemetry channel this QP belongs to; -1 = the NIC's default
   DoorbellPath doorbell = DoorbellPath::direct;  // who stores the doorbell register (above)
+  // The send CQ is collapsed (PRM CQ context cc = 1, with oi = 1): every CQE is written to entry
+  // 0, the newest overwriting the last, and cq_entries only sets the owner bit's period. What
+  // NVSHMEM's IBGDA creates and its ibgda_poll_cq reads (entry 0's wqe_counter); mini-gda's poll
+  // walks the ring and does not run on it. CqHandle::collapsed says so to the submitter.
+  bool send_cq_collapsed = false;
 };
 
 // What a peer needs to connect to a QP (exchanged out of band by the bootstrap).

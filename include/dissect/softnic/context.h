@@ -38,6 +38,11 @@ struct CqContext {
   uint32_t cqe_count;  // power of two
   uint32_t cqn;
   uint64_t produced;   // CQEs written (free-running): sets the slot and the owner bit
+  // 1: a collapsed CQ (PRM CQ context cc = 1): CQE n is written to entry 0, not n % cqe_count,
+  // and its owner bit is still that of n (bit log2(cqe_count) of the producer counter, as the
+  // counter keeps counting); only the address collapses. write_cqe_at applies it.
+  uint32_t collapsed;
+  uint32_t reserved;
 };
 
 // The counters a NIC keeps, per QP; the canonical names are those of telemetry's hw vocabulary.

@@ -150,6 +150,32 @@ DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t ke
          (entry.access & access) == access && covers(entry, address, length);
 }
 
+// The entry CQE number `index` of `cq` is written to: index % cqe_count, or entry 0 of a collapsed
+// CQ (CqContext::collapsed, the PRM's cc = 1).
+DISSECT_HD inline uint64_t cqe_slot(const CqContext& cq, uint64_t index) {
+  return cq.collapsed ? 0 : index & (cq.cqe_count - 1);
+}
+
+#if defined(__CUDA_ARCH__)
+// Of this warp's lanes writing CQEs into the same collapsed CQ together, true for the one writing
+// the newest (highest index). The window (engine/window.h) writes a QP's CQEs from its lanes at
+// once, lane k the k-th CQE, each into its own slot; into one entry that would be a race with no
+// order, and the entry could end on an older CQE than the window's last. So only the newest is
+// written: a poller of a collapsed CQ cannot tell, since the NIC may write several CQEs between
+// two of its reads and it only ever sees the last. The indexes of one window are within 32 of each
+// other: compared relative to one of them, so the counter's wrap does not matter. The window's
+// lanes arrive converged (lanes.each after a warp barrier); lanes of a split warp would each elect
+// their newest, and entry 0 could hold the older of the two until the next CQE.
+__device__ inline bool newest_collapsed_writer(const CqContext& cq, uint64_t index) {
+  const unsigned group =
+      __match_any_sync(__activemask(), reinterpret_cast<unsigned long long>(cq.cqes));
+  const uint32_t low = static_cast<uint32_t>(index);
+  const uint32_t base = __shfl_sync(group, low, __ffs(group) - 1);
+  const int ahead = static_cast<int>(low - base);
+  return __reduce_max_sync(group, ahead) == ahead;
+}
+#endif
+
 // Writes CQE number `index` of `cq`: bytes 0..59 first, then the last word (wqe_counter |
 // signature | op_own) in one release store, so a poller that acquires that word and sees the new
 // owner bit sees the whole entry (rdma-core reads op_own, then rmb()). The poller reads the same
@@ -158,11 +184,18 @@ DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t ke
 // barrier) are visible before the CQE. `scope`: who may observe the CQE and the payloads (the
 // GPU when the CQ, the poller and the responder are all on the engine's GPU; the system otherwise).
 // `window`: the responder's, when `cq` belongs to a QP of another process.
+// A collapsed CQ: every CQE goes to entry 0 (cqe_slot) with the owner bit of its own index (what
+// NVSHMEM's ibgda_poll_cq reads is the wqe_counter; it, and the PRM's consumers of cc = 1, ignore
+// the owner bit, which keeps the ring's meaning so that one rule serves both kinds); lanes writing
+// one together: only the newest (newest_collapsed_writer).
 template <Scope S = Scope::system>
 DISSECT_HD inline void write_cqe_at(const CqContext& cq, uint64_t index,
                                     const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
                                     const RemoteWindow& window = RemoteWindow{}) {
-  mlx5::mlx5_cqe64* slot = &through(window, cq.cqes)[index & (cq.cqe_count - 1)];
+#if defined(__CUDA_ARCH__)
+  if (cq.collapsed && !newest_collapsed_writer(cq, index)) return;
+#endif
+  mlx5::mlx5_cqe64* slot = &through(window, cq.cqes)[cqe_slot(cq, index)];
   const uint8_t op_own = mlx5::make_op_own(cqe_opcode, index, cq.cqe_count);
   uint64_t* words = reinterpret_cast<uint64_t*>(slot);
   const uint64_t* source = reinterpret_cast<const uint64_t*>(&cqe);

@@ -93,6 +93,7 @@ class DevxQueuePair : public nic::QueuePair {
     pdn_ = query_pdn(pd);
     uar_.reset(mlx5dv_devx_alloc_uar(device_->context.get(), MLX5DV_UAR_ALLOC_TYPE_NC));
     check_verbs(uar_ != nullptr, "mlx5dv_devx_alloc_uar(NC)", device_->name);
+    collapsed_ = a.send_cq_collapsed;  // CQ context cc = 1 (NVSHMEM's CQs)
     create_cq(a.cq_entries ? a.cq_entries : a.sq_wqebbs);
     create_qp(a.sq_wqebbs);
     expose();
@@ -135,6 +136,7 @@ class DevxQueuePair : public nic::QueuePair {
   UarPtr uar_;
   GpuUmem cq_buffer_;  // CQEs followed by the CQ DBR on its own 64 B line
   uint32_t cqe_count_ = 0;
+  bool collapsed_ = false;
   DevxObjPtr cq_;
   uint32_t cqn_ = 0;
   GpuUmem sq_buffer_;
@@ -168,6 +170,7 @@ void DevxQueuePair::create_cq(uint32_t entries) {
   p.dbr_umem_id = cq_buffer_.umem->umem_id;
   p.dbr_offset = cqe_bytes;
   p.log_page_size = kLogGpuPageRelative;
+  p.collapsed = collapsed_;
   const CreateCqIn in = build_create_cq_in(p);
   CreateCqOut out;
   cq_.reset(mlx5dv_devx_obj_create(device_->context.get(), in.data(), in.bytes, out.data(),
@@ -259,6 +262,7 @@ void DevxQueuePair::expose() {
   handle_.send_cq.cqes = static_cast<mlx5::mlx5_cqe64*>(cq_buffer_.address);
   handle_.send_cq.cqe_count = cqe_count_;
   handle_.send_cq.cqn = cqn_;
+  handle_.send_cq.collapsed = collapsed_ ? 1 : 0;
   handle_.send_cq.dbrec = reinterpret_cast<mlx5::be32*>(
       static_cast<uint8_t*>(cq_buffer_.address) + size_t{cqe_count_} * sizeof(mlx5::mlx5_cqe64));
   nic::attach_telemetry(handle_, nullptr, nullptr, 0);

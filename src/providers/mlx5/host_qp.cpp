@@ -52,6 +52,11 @@ class HostQueuePair : public nic::QueuePair {
  public:
   HostQueuePair(std::shared_ptr<Device> device, ibv_pd* pd, const nic::QpAttributes& a)
       : device_(std::move(device)), max_inline_(a.max_inline) {
+    if (a.send_cq_collapsed) {
+      // Verbs has no collapsed CQ (cc = 1 is a DevX CREATE_CQ field): GPU-resident queues have it.
+      throw VerbsError("create_qp(placement=host, send_cq_collapsed): a collapsed send CQ needs "
+                       "DevX queues (placement=gpu)", ENOTSUP, device_->name);
+    }
     const uint32_t cq_entries = a.cq_entries ? a.cq_entries : a.sq_wqebbs;
     cq_ = create_cq(*device_, cq_entries + a.rq_wqes);
     qp_ = create_qp(*device_, pd, cq_.get(), a);

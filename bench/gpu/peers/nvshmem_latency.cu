@@ -1,0 +1,114 @@
+// gpu-latency --path nvshmem-ibgda: Table 3's "NVSHMEM internal" rows on the softnic. The timed
+// loop of single_operation.cu (one thread, one 8 B put outstanding, issue and put+completion),
+// through NVSHMEM's own IBGDA device code (peers/nvshmem_ibgda.cuh: ibgda_reserve_wqe_slots, the
+// WQE writer, ibgda_submit_requests, then ibgda_poll_cq as ibgda_quiet calls it) on the pair's
+// 256-WQEBB QP, whose send CQ is collapsed as NVSHMEM's are (make_pair, harness.cu).
+#include "dissect/peers/nvshmem_ibgda.cuh"
+
+#include "../harness.cuh"
+#include "../peer_latency.h"
+
+namespace dissect::bench {
+namespace gpu {
+namespace {
+
+namespace ibgda = peers::nvshmem_ibgda;
+
+// Device status: 0 ok, 1 error CQE (syndrome << 8), 2 NVSHMEM's poll timed out (-ETIME).
+__device__ inline uint32_t verdict_status(int verdict) {
+  if (verdict == 0) return 0;
+  if (verdict > 0) return 1u | (static_cast<uint32_t>(verdict) & 0xff) << 8;
+  return 2;
+}
+
+template <bool Inline>
+__global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, uint8_t* src,
+                                           uint32_t lkey, uint8_t* dst, uint32_t rkey,
+                                           uint32_t warmup, uint32_t iterations,
+                                           SampleBuffers out) {
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  uint32_t status = 0;
+  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
+    const uint64_t raddr = reinterpret_cast<uint64_t>(dst + size_t{i % SLOTS} * SLOT);
+    long long ca;
+    if constexpr (Inline) {
+      const uint64_t value = payload_value(i, 8);
+      ca = clock64();
+      ibgda::p<uint64_t>(qp, value, raddr, ibgda::mkey(rkey));
+    } else {
+      uint8_t* s = src + size_t{i % SLOTS} * SLOT;
+      for (uint32_t b = 0; b < 8; ++b) s[b] = payload_byte(i, b);
+      ca = clock64();
+      ibgda::put(qp, reinterpret_cast<uint64_t>(s), ibgda::mkey(lkey), raddr, ibgda::mkey(rkey), 8);
+    }
+    const long long cb = clock64();
+    status = verdict_status(ibgda::quiet(qp));
+    const long long cc = clock64();
+    if (i >= warmup) {
+      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
+      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
+    }
+  }
+  const long long c1 = clock64();
+  const uint64_t g1 = now_ns();
+  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
+  out.timer->ns = g1 - g0;
+  *out.status = status;
+}
+
+template <bool Inline>
+void measure_nvshmem(const GpuExperimentConfig& config, GpuExperimentResult& result) {
+  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
+    auto& a = pair.pe[0];
+    auto& b = pair.pe[1];
+    cudaSetDevice(a.device);
+    ibgda::upload_state(a.stream);  // this translation unit's copy of NVSHMEM's state
+    const ibgda::Qp qp(a.qp->handle(), a.device, a.stream);  // a fresh QP: NVSHMEM's counters 0
+    nvshmem_put_latency_kernel<Inline><<<1, 1, 0, a.stream>>>(
+        qp.device_qp(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, config.warmup,
+        config.iterations, pair.samples);
+    check_cuda(cudaGetLastError(), "launch nvshmem_put_latency_kernel");
+    wait(a.stream, pair, "nvshmem-ibgda put latency kernel");
+    const HostSamples samples = read_samples(pair, config.iterations);
+    if (samples.status != 0) {
+      t.fail(run, (samples.status & 0xff) == 1
+                      ? "error CQE, syndrome " + std::to_string((samples.status >> 8) & 0xff)
+                      : "NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
+      return;
+    }
+    t.record(samples.timer);
+    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
+    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
+    t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, 8, a.stream);
+  });
+  result.metrics = {issue, total};
+  result.note += tally.note;
+  result.payload_validated = tally.valid && tally.recorded > 0;
+  result.sm_clock_mhz = tally.mean_clock_mhz();
+}
+
+}  // namespace
+}  // namespace gpu
+
+std::vector<GpuExperimentResult> run_nvshmem_single_operation(const GpuExperimentConfig& config) {
+  std::vector<GpuExperimentResult> out;
+  for (const bool is_inline : {true, false}) {
+    const std::string variant = std::string("nvshmem-ibgda, ") + (is_inline ? "inline" : "pointer");
+    GpuExperimentResult r =
+        gpu::base_result(config, "latency", variant, "nvshmem-ibgda-membar", 8, is_inline);
+    if (is_inline) gpu::measure_nvshmem<true>(config, r);
+    else gpu::measure_nvshmem<false>(config, r);
+    r.library = peers::nvshmem_ibgda::LIBRARY;
+    r.library_version = peers::nvshmem_ibgda::version();
+    r.note += std::string(is_inline ? "ibgda_write_rdma_write_inl_wqe (nvshmem_p's WQE)"
+                                    : "ibgda_write_rdma_write_wqe, 8 B") +
+              " + ibgda_submit_requests (batch 1) + ibgda_poll_cq as ibgda_quiet calls it; "
+              "256-WQEBB QP, collapsed send CQ (cc = 1); nic_buf_on_gpumem (GPU-scope membars)";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace dissect::bench
