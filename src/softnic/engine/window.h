@@ -254,7 +254,7 @@ DISSECT_HD inline Served serve_alone(const Lanes& lanes, QpContext& qp, const Ni
     const uint64_t errors = qp.counters.error_cqes;
     execute_and_retire(qp, local);
     if (qp.counters.error_cqes != errors) {
-      const uint64_t slot = (qp.send_cq.produced - 1) & (qp.send_cq.cqe_count - 1);
+      const uint64_t slot = cqe_slot(qp.send_cq, qp.send_cq.produced - 1);  // entry 0 if collapsed
       syndrome = reinterpret_cast<const mlx5::mlx5_err_cqe*>(&qp.send_cq.cqes[slot])->syndrome;
     }
   });
