@@ -123,10 +123,9 @@ DISSECT_HD inline void sum_stamp(telemetry::QpCounters* counters, uint64_t* slot
 // Calls visit(slot, stamp) for each WQEBB slot of [from, to), in order. The stamps are loaded
 // STAMP_LOADS at a time, every load issued before any is used: on a GPU they were written moments
 // ago by this thread's posts and live in L2, so reading them one after another would cost one L2
-// round trip per WQE on the submitter's path; this way it is one per chunk. 32 per chunk: at 8,
-// telemetry at N = 16 halved a submitter-bound rate on the H200 (gpu-rate, 16 and 64 QPs, 16
-// WQEs per doorbell, one CQE per 64 WQEs: a doorbell read 2 chunks, a CQE 8).
-inline constexpr uint32_t STAMP_LOADS = 32;
+// round trip per WQE on the submitter's path; this way it is one per chunk. (32 per chunk was
+// measured slower on the H200 than 8: gpu-rate at 16 QPs, N = 16, 26.4 against 31.3 Mmsg/s.)
+inline constexpr uint32_t STAMP_LOADS = 8;
 
 template <typename Visit>
 DISSECT_HD inline void for_each_stamp(uint64_t* post_stamps, uint64_t mask, uint64_t from,
