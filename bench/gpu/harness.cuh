@@ -61,6 +61,8 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
 double measure_globaltimer_step(int device);
 
 // Waits (bounded, never cudaDeviceSynchronize) for a stream; throws with the engine status.
+void wait_for_stream(cudaStream_t stream, const softnic::GpuSoftNic& nic, const char* what,
+                     double seconds);
 void wait(cudaStream_t stream, const PePair& pair, const char* what, double seconds = 15);
 
 struct Percentiles {
@@ -217,6 +219,36 @@ __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey
   *out.status = status | (status ? (qp.state->error << 8) : 0);
 }
 
+// After a latency kernel on pair.pe[0]'s stream: waits for it, and records the run's issue and
+// put+completion samples (or fails the run with failure(status) when its status is not 0), then
+// validates the 8..length B payload slots of every op.
+template <typename Failure>
+void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const GpuExperimentConfig& config,
+                        uint32_t length, const char* what, GpuMetric& issue, GpuMetric& total,
+                        Failure&& failure) {
+  auto& a = pair.pe[0];
+  wait(a.stream, pair, what);
+  const HostSamples samples = read_samples(pair, config.iterations);
+  if (samples.status != 0) {
+    t.fail(run, failure(samples.status));
+    return;
+  }
+  t.record(samples.timer);
+  add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
+  add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
+  t.valid = t.valid &&
+            validate_slots(pair.pe[1].dst, config.warmup + config.iterations, length, a.stream);
+}
+
+// The tally of a latency measurement into `result`.
+inline void finish_latency_result(const RunTally& tally, GpuMetric issue, GpuMetric total,
+                                  GpuExperimentResult& result) {
+  result.metrics = {std::move(issue), std::move(total)};
+  result.note += tally.note;
+  result.payload_validated = tally.valid && tally.recorded > 0;
+  result.sm_clock_mhz = tally.mean_clock_mhz();
+}
+
 // Runs put_latency_kernel `config.runs` times on a fresh PE pair each run; fills `result`.
 template <typename Policy, Payload P, Counters C = Counters::registers>
 void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
@@ -230,23 +262,13 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
         a.qp->handle(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length, config.warmup,
         config.iterations, pair.samples);
     check_cuda(cudaGetLastError(), "launch put_latency_kernel");
-    wait(a.stream, pair, "put latency kernel");
-    const HostSamples samples = read_samples(pair, config.iterations);
-    const uint32_t status = samples.status;
-    if (status != 0) {
-      t.fail(run, "device status " + std::to_string(status & 0xff) + " (syndrome " +
-                      std::to_string((status >> 8) & 0xff) + ")");
-      return;
-    }
-    t.record(samples.timer);
-    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
-    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
-    t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, length, a.stream);
+    record_latency_run(pair, run, t, config, length, "put latency kernel", issue, total,
+                       [](uint32_t status) {
+                         return "device status " + std::to_string(status & 0xff) + " (syndrome " +
+                                std::to_string((status >> 8) & 0xff) + ")";
+                       });
   });
-  result.metrics = {issue, total};
-  result.note += tally.note;
-  result.payload_validated = tally.valid && tally.recorded > 0;
-  result.sm_clock_mhz = tally.mean_clock_mhz();
+  finish_latency_result(tally, issue, total, result);
 }
 
 }  // namespace dissect::bench::gpu

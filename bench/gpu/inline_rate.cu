@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
-#include "dissect/bench/progress.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "rate_run.h"
 
@@ -27,37 +26,18 @@ int run_gpu_inline_rate(const Arguments& a, Report& report) {
               1, 220);
   const std::vector<std::string> kinds = a.choices("payloads", "inline,pointer", {"inline", "pointer"});
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
-  c.engine_warps_per_cta = static_cast<uint32_t>(
-      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.nic_profile = a.text("nic-profile", "fast");
-  softnic::timing_profile(c.nic_profile);
+  gpu::read_engine_flags(a, c);
   a.check_all_used();
-  std::vector<gpu::RateConfig> points;
+  std::vector<std::pair<std::string, gpu::RateConfig>> points;
   for (const std::string& kind : kinds) {
     for (uint64_t size : sizes) {
       gpu::RateConfig p = c;
       p.payload = kind;
       p.payload_bytes = static_cast<uint32_t>(size);
-      gpu::check_rate_config(p);
-      points.push_back(p);
+      points.emplace_back(kind + " " + std::to_string(size) + " B", p);
     }
   }
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
-  int status = 0;
-  Progress progress("gpu-inline-rate", points.size());
-  for (const gpu::RateConfig& p : points) {
-    const std::string label = p.payload + " " + std::to_string(p.payload_bytes) + " B";
-    Result r = gpu::measure_gpu_rate(p, "gpu-inline-rate", label);
-    if (!r.payload_validated) status = 1;
-    report.add(std::move(r));
-    progress.done(label);
-  }
-  return status;
+  return gpu::measure_gpu_rates(points, "gpu-inline-rate", report);
 }
 
 const bool registered = register_experiment(

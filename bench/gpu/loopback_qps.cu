@@ -1,12 +1,9 @@
 #include "loopback_qps.h"
 
 #include <algorithm>
-#include <chrono>
-#include <stdexcept>
-#include <string>
-#include <thread>
 
 #include "dissect/common/cuda.h"
+#include "harness.cuh"
 
 namespace dissect::bench::gpu {
 
@@ -102,20 +99,7 @@ void LoopbackQps::synchronize(const char* what) const {
 }
 
 void LoopbackQps::wait(const char* what, double seconds) const {
-  const auto began = std::chrono::steady_clock::now();
-  for (;;) {
-    const cudaError_t q = cudaStreamQuery(stream_);
-    if (q == cudaSuccess) return;
-    if (q != cudaErrorNotReady) {
-      throw std::runtime_error(std::string(what) + " failed: " + cudaGetErrorString(q) + "; " +
-                               nic_->describe_status());
-    }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
-      throw std::runtime_error(std::string(what) + " did not finish in " +
-                               std::to_string(seconds) + " s; " + nic_->describe_status());
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  wait_for_stream(stream_, *nic_, what, seconds);
 }
 
 }  // namespace dissect::bench::gpu

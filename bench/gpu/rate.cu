@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
-#include "dissect/bench/progress.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "rate_run.h"
 
@@ -77,12 +76,7 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384));
   c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768));
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
-  c.engine_warps_per_cta = static_cast<uint32_t>(
-      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.nic_profile = a.text("nic-profile", "fast");
-  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  gpu::read_engine_flags(a, c);
   a.check_all_used();
   std::vector<std::pair<std::string, RateConfig>> points;
   if (sweep) {
@@ -107,20 +101,7 @@ int run_gpu_rate(const Arguments& a, Report& report) {
     }
     points = crossed;
   }
-  for (const auto& point : points) gpu::check_rate_config(point.second);  // before anything runs
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
-  int status = 0;
-  Progress progress("gpu-rate", points.size());
-  for (const auto& [label, p] : points) {
-    Result r = gpu::measure_gpu_rate(p, "gpu-rate", label);
-    if (!r.payload_validated) status = 1;
-    report.add(std::move(r));
-    progress.done(label);
-  }
-  return status;
+  return gpu::measure_gpu_rates(points, "gpu-rate", report);
 }
 
 const bool registered = register_experiment(

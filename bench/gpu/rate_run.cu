@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/telemetry/counters.h"
 #include "harness.cuh"
@@ -311,6 +312,33 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
   if (!note.empty()) r.knobs.push_back({"note", note});
   r.payload_validated = valid && !rate.runs.empty();
   return r;
+}
+
+void read_engine_flags(const Arguments& a, RateConfig& c) {
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.engine_warps_per_cta = static_cast<uint32_t>(
+      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+  c.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+}
+
+int measure_gpu_rates(const std::vector<std::pair<std::string, RateConfig>>& points,
+                      const std::string& experiment, Report& report) {
+  for (const auto& point : points) check_rate_config(point.second);
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  int status = 0;
+  Progress progress(experiment, points.size());
+  for (const auto& [label, config] : points) {
+    Result r = measure_gpu_rate(config, experiment, label);
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+    progress.done(label);
+  }
+  return status;
 }
 
 }  // namespace dissect::bench::gpu

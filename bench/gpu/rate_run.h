@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include <utility>
+#include <vector>
+
+#include "dissect/bench/experiment.h"
 #include "dissect/bench/results.h"
 
 namespace dissect::bench::gpu {
@@ -33,5 +37,13 @@ void check_rate_config(const RateConfig& c);
 // "bottleneck": "submitter" or "NIC model" (the rate reached 80 % of the model's ceiling).
 Result measure_gpu_rate(const RateConfig& config, const std::string& experiment,
                         const std::string& label);
+
+// --device, --engine-ctas, --engine-warps, --nic-profile (refused by name if unknown).
+void read_engine_flags(const Arguments& arguments, RateConfig& config);
+
+// Checks every point before anything runs, skips (0) without a CUDA device, then measures each
+// into `report` with a progress line per point; 1 when a payload failed to validate.
+int measure_gpu_rates(const std::vector<std::pair<std::string, RateConfig>>& points,
+                      const std::string& experiment, Report& report);
 
 }  // namespace dissect::bench::gpu

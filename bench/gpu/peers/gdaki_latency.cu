@@ -73,23 +73,12 @@ void measure_gdaki(const GpuExperimentConfig& config, GpuExperimentResult& resul
         qp.device_qp(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, config.warmup,
         config.iterations, pair.samples);
     check_cuda(cudaGetLastError(), "launch gdaki_put_latency_kernel");
-    wait(a.stream, pair, "gdaki put latency kernel");
-    const HostSamples samples = read_samples(pair, config.iterations);
-    if (samples.status != 0) {
-      t.fail(run, (samples.status & 0xff) == 1
-                      ? "error CQE, syndrome " + std::to_string((samples.status >> 8) & 0xff)
-                      : "gdaki::wait timed out (status " + std::to_string(samples.status) + ")");
-      return;
-    }
-    t.record(samples.timer);
-    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
-    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
-    t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, 8, a.stream);
+    record_latency_run(pair, run, t, config, 8, "gdaki put latency kernel", issue, total, [](uint32_t status) {
+      return (status & 0xff) == 1 ? "error CQE, syndrome " + std::to_string((status >> 8) & 0xff)
+                                  : std::string("gdaki::wait timed out (status " + std::to_string(status) + ")");
+    });
   });
-  result.metrics = {issue, total};
-  result.note += tally.note;
-  result.payload_validated = tally.valid && tally.recorded > 0;
-  result.sm_clock_mhz = tally.mean_clock_mhz();
+  finish_latency_result(tally, issue, total, result);
 }
 
 }  // namespace

@@ -70,23 +70,12 @@ void measure_nvshmem(const GpuExperimentConfig& config, GpuExperimentResult& res
         qp.device_qp(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, config.warmup,
         config.iterations, pair.samples);
     check_cuda(cudaGetLastError(), "launch nvshmem_put_latency_kernel");
-    wait(a.stream, pair, "nvshmem-ibgda put latency kernel");
-    const HostSamples samples = read_samples(pair, config.iterations);
-    if (samples.status != 0) {
-      t.fail(run, (samples.status & 0xff) == 1
-                      ? "error CQE, syndrome " + std::to_string((samples.status >> 8) & 0xff)
-                      : "NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
-      return;
-    }
-    t.record(samples.timer);
-    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
-    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
-    t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, 8, a.stream);
+    record_latency_run(pair, run, t, config, 8, "nvshmem-ibgda put latency kernel", issue, total, [](uint32_t status) {
+      return (status & 0xff) == 1 ? "error CQE, syndrome " + std::to_string((status >> 8) & 0xff)
+                                  : std::string("NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
+    });
   });
-  result.metrics = {issue, total};
-  result.note += tally.note;
-  result.payload_validated = tally.valid && tally.recorded > 0;
-  result.sm_clock_mhz = tally.mean_clock_mhz();
+  finish_latency_result(tally, issue, total, result);
 }
 
 }  // namespace
