@@ -92,6 +92,9 @@ struct DocaCounters {
 };
 static_assert(std::is_trivially_copyable_v<DocaCounters>);
 
+// Row 5 uses DOCA's index (one per WQE) as mini-gda's WQEBB index: an 8 B inline write is 3 DS.
+static_assert(gda::inline_write_wqebbs(8) == 1, "an 8 B inline put must fit one WQEBB");
+
 enum class Step : int { mmio = 2, doca_fences = 3, double_ring = 4, bookkeeping = 5 };
 
 constexpr uint32_t SPIN_BOUND = 1u << 24;  // iterations; one thread never spins here at all
