@@ -45,4 +45,15 @@ std::vector<GpuExperimentResult> run_peer_single_operation(const GpuExperimentCo
   throw InvalidArgument("--path " + c.path + ": not a peer path");
 }
 
+std::vector<GpuExperimentResult> run_gdaki_ablation_experiment(const GpuExperimentConfig& c) {
+  GpuExperimentConfig gdaki = c;
+  gdaki.path = "gdaki";
+  check_latency_path(gdaki);
+#if DISSECT_HAVE_GDAKI
+  return run_gdaki_ablation(gdaki);
+#else
+  throw InvalidArgument("gpu-gdaki-ablation: no GDAKI adapter in this build");
+#endif
+}
+
 }  // namespace dissect::bench

@@ -86,8 +86,10 @@ void refuse_sample_flags(const Arguments& a, bool samples_kept) {
   }
 }
 
-// `takes_path`: the experiment runs through a peer library's device code on --path (gpu-latency).
-int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_path = false) {
+// `takes_path`: the experiment runs through a peer library's device code on --path (gpu-latency);
+// `fixed_path`: it always does, on that path (gpu-gdaki-ablation), and is refused as --path would be.
+int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_path = false,
+            const char* fixed_path = nullptr) {
   a.provider({"softnic"});
   refuse_sample_flags(a, false);
   GpuExperimentConfig c;
@@ -105,6 +107,7 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_pat
   c.nic_profile = a.text("nic-profile", "fast");
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
   if (takes_path) c.path = a.choice("path", "mini-gda", latency_paths());
+  if (fixed_path) c.path = fixed_path;
   a.check_all_used();
   check_latency_path(c);  // an adapter not built, or a configuration it cannot run: by name
   const int devices = softnic::gpu_runtime_init();
@@ -125,6 +128,9 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_pat
 }
 
 int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_single_operation, true); }
+int run_gpu_gdaki_ablation(const Arguments& a, Report& r) {
+  return run_gpu(a, r, &run_gdaki_ablation_experiment, false, "gdaki");
+}
 int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, &run_ordering); }
 int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, &run_inline_sweep); }
 int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mechanism_floor); }
@@ -175,6 +181,9 @@ const bool registered_nic_ceiling = register_experiment(
 const bool registered_latency = register_experiment(
     {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3); --path mini-gda|gdaki|nvshmem-ibgda",
      run_gpu_latency, true});
+const bool registered_gdaki_ablation = register_experiment(
+    {"gpu-gdaki-ablation", "one GPU thread, one 8 B inline put: mini-gda to DOCA GPUNetIO's doca_gpu_dev_verbs_p, one DOCA behaviour a row (Table 3's gap)",
+     run_gpu_gdaki_ablation, true});
 const bool registered_ordering = register_experiment(
     {"gpu-ordering", "one GPU thread: issue and put+completion under every ordering policy (Table 4)",
      run_gpu_ordering, true});
