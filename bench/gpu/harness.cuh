@@ -178,6 +178,24 @@ __device__ inline uint32_t timed_put(Queue& queue, uint32_t i, uint8_t* src, uin
   return status;
 }
 
+// Op i's samples (after the warm-up): a[] = issue, b[] = put+completion, in cycles.
+__device__ inline void record_op(const SampleBuffers& out, uint32_t i, uint32_t warmup,
+                                 long long requested, long long issued, long long completed) {
+  if (i < warmup) return;
+  out.a[i - warmup] = static_cast<unsigned long long>(issued - requested);
+  out.b[i - warmup] = static_cast<unsigned long long>(completed - requested);
+}
+
+// The kernel's span on both clocks (for the effective SM clock) and its status word.
+__device__ inline void finish_timing(const SampleBuffers& out, long long c0, uint64_t g0,
+                                     uint32_t status) {
+  const long long c1 = clock64();
+  const uint64_t g1 = now_ns();
+  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
+  out.timer->ns = g1 - g0;
+  *out.status = status;
+}
+
 // Writes op i's payload into its source slot, 16 B at a time, and waits until the stores are
 // performed (a GPU-scope fence): outside every timed span, so that the op's loads of it do not
 // wait behind stores still in flight (measured on the H200: a payload built byte by byte just
@@ -220,10 +238,7 @@ __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey
             gda::wait_completion<Policy, gda::Sharing::exclusive>(queue, end));
       }
       const long long cc = clock64();
-      if (i >= warmup) {
-        out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
-        out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
-      }
+      record_op(out, i, warmup, ca, cb, cc);
       if constexpr (P == Payload::inline_buffer) prepare_inline(src, i + 1, length);
     }
   };
@@ -233,11 +248,7 @@ __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey
   } else {
     run(qp);
   }
-  const long long c1 = clock64();
-  const uint64_t g1 = now_ns();
-  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
-  out.timer->ns = g1 - g0;
-  *out.status = status | (status ? (qp.state->error << 8) : 0);
+  finish_timing(out, c0, g0, status | (status ? (qp.state->error << 8) : 0));
 }
 
 // After a latency kernel on pair.pe[0]'s stream: waits for it, and records the run's issue and

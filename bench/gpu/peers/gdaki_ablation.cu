@@ -213,16 +213,9 @@ __global__ void ablation_kernel(nic::QpHandle qp, DocaCounters* counters, uint8_
       }
     }
     const long long cc = clock64();
-    if (i >= warmup) {
-      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
-      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
-    }
+    record_op(out, i, warmup, ca, cb, cc);
   }
-  const long long c1 = clock64();
-  const uint64_t g1 = now_ns();
-  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
-  out.timer->ns = g1 - g0;
-  *out.status = status | (status ? (qp.state->error << 8) : 0);
+  finish_timing(out, c0, g0, status | (status ? (qp.state->error << 8) : 0));
 }
 
 // Row 6: gpu-latency --path gdaki's inline loop.
@@ -243,16 +236,9 @@ __global__ void doca_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* dst, uint32_t rk
     if (verdict == gdaki::WAIT_CQE_ERROR) status = 1u | uint32_t{gdaki::error_syndrome(qp, ticket)} << 8;
     else if (verdict != gdaki::WAIT_OK) status = 2;
     const long long cc = clock64();
-    if (i >= warmup) {
-      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
-      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
-    }
+    record_op(out, i, warmup, ca, cb, cc);
   }
-  const long long c1 = clock64();
-  const uint64_t g1 = now_ns();
-  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
-  out.timer->ns = g1 - g0;
-  *out.status = status;
+  finish_timing(out, c0, g0, status);
 }
 
 std::string status_text(uint32_t status) {

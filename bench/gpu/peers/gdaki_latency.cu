@@ -47,16 +47,9 @@ __global__ void gdaki_put_latency_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* src
     const long long cb = clock64();
     status = verdict_status(qp, ticket, gdaki::wait(qp, ticket));
     const long long cc = clock64();
-    if (i >= warmup) {
-      out.a[i - warmup] = static_cast<unsigned long long>(cb - ca);
-      out.b[i - warmup] = static_cast<unsigned long long>(cc - ca);
-    }
+    record_op(out, i, warmup, ca, cb, cc);
   }
-  const long long c1 = clock64();
-  const uint64_t g1 = now_ns();
-  out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
-  out.timer->ns = g1 - g0;
-  *out.status = status;
+  finish_timing(out, c0, g0, status);
 }
 
 template <bool Inline>
