@@ -3,12 +3,15 @@
 // outstanding, with periodic reclamation and a final drain (rate_kernel.cuh); the QPs' threads
 // share them as `--sharing` says. Every result carries the NIC model's ceiling for the same QPs
 // measured in the same process, and says whether the submitter or the model bounded the rate.
-// `--sweep` runs every mini-gda row of Table 5, each labelled with its row.
+// `--sweep` runs every mini-gda row of Table 5, each labelled with its row. `--path gdaki` or
+// `--path nvshmem-ibgda` runs that library's own device code in its best configuration of Table
+// 5's note instead (peer_rate.h; with --sweep too), on the same QPs, with the same metrics.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "rate_run.h"
 
@@ -76,8 +79,24 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384));
   c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768));
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+  c.path = a.choice("path", "mini-gda", {"mini-gda", "gdaki", "nvshmem-ibgda"});
   gpu::read_engine_flags(a, c);
   a.check_all_used();
+  if (c.path != "mini-gda") {
+    // The library's own configuration of Table 5's note (--sweep too: it has one); mini-gda's
+    // shape flags would silently not apply, so they are refused.
+    const RateConfig mini;
+    if (c.threads != mini.threads || c.qps != mini.qps || c.ctas != mini.ctas ||
+        c.batch != mini.batch || c.sharing != mini.sharing || c.doorbell != mini.doorbell ||
+        c.payload_bytes != mini.payload_bytes || telemetry.size() > 1 || telemetry[0] != 0) {
+      throw InvalidArgument("--path " + c.path + " runs the library's own configuration (GDAKI: "
+                            "8 threads on 1 QP; NVSHMEM: 16 QPs x 256 threads); --threads, --qps, "
+                            "--ctas, --batch, --sharing, --doorbell, --size and --telemetry are "
+                            "mini-gda's");
+    }
+    const RateConfig p = gpu::peer_rate_config(c);
+    return gpu::measure_gpu_rates({{c.path + ", " + row_label(p), p}}, "gpu-rate", report);
+  }
   std::vector<std::pair<std::string, RateConfig>> points;
   if (sweep) {
     for (const Table5Row& row : TABLE5) {
@@ -107,7 +126,7 @@ int run_gpu_rate(const Arguments& a, Report& report) {
 const bool registered = register_experiment(
     {"gpu-rate",
      "Table 5: 8 B message rate of GPU threads by threads, QPs, CTAs, batch and sharing, beside the "
-     "model's ceiling (--sweep: every row)",
+     "model's ceiling (--sweep: every row; --path gdaki|nvshmem-ibgda: the library's own kernel)",
      run_gpu_rate, true, "--sweep"});
 
 }  // namespace

@@ -13,10 +13,13 @@
 #include "dissect/telemetry/counters.h"
 #include "harness.cuh"
 #include "nic_ceiling.h"
+#include "peer_rate.h"
 #include "rate_kernel.cuh"
 
 namespace dissect::bench::gpu {
 namespace {
+
+constexpr uint32_t NVSHMEM_MAX_DEPTH = 32768;  // NVSHMEMI_IBGDA_MAX_QP_DEPTH
 
 RateSharing sharing_of(const std::string& name) {
   if (name == "exclusive") return RateSharing::exclusive;
@@ -50,6 +53,9 @@ void refuse(bool bad, const std::string& why) {
 
 // Messages each thread posts: about 2^22 in all unless given, a multiple of what one post takes.
 uint32_t messages_per_thread(const RateConfig& c, uint32_t wanted) {
+  if (c.path != "mini-gda") {  // one message per thread and post, for both libraries
+    return std::max<uint32_t>(wanted ? wanted : std::clamp<uint32_t>((1u << 22) / c.threads, 256, 200'000), 8);
+  }
   const uint32_t qps_per_thread = c.qps > c.threads ? c.qps / c.threads : 1;
   const uint32_t unit = sharing_of(c.sharing) == RateSharing::cooperative
                             ? std::max<uint32_t>(c.batch / 32, 1)
@@ -134,7 +140,78 @@ struct RunOutcome {
   std::string failure;
 };
 
+bool peer_path(const RateConfig& c) { return c.path != "mini-gda"; }
+
+// The sharing names of the libraries' configurations (peer_rate_config).
+constexpr const char* GDAKI_SHARING = "DOCA resource sharing GPU";
+constexpr const char* NVSHMEM_SHARING = "NVSHMEM warp batch, QP per CTA";
+
+PeerLibrary peer_library(const std::string& path) {
+#if DISSECT_HAVE_GDAKI
+  if (path == "gdaki") return gdaki_rate_library();
+#else
+  if (path == "gdaki") {
+    throw InvalidArgument("--path gdaki: this build has no GDAKI adapter: NCCL's device headers "
+                          "(nccl_device/gin/gdaki/doca_gpunetio, wheel nvidia-nccl-cu13) were not "
+                          "found at configure time; run scripts/peer_headers.sh and reconfigure");
+  }
+#endif
+#if DISSECT_HAVE_NVSHMEM_IBGDA
+  if (path == "nvshmem-ibgda") return nvshmem_rate_library();
+#else
+  if (path == "nvshmem-ibgda") {
+    throw InvalidArgument("--path nvshmem-ibgda: this build has no NVSHMEM IBGDA adapter: "
+                          "non_abi/device/pt-to-pt/ibgda_device.cuh (wheel nvidia-nvshmem-cu13) or "
+                          "infiniband/mlx5dv.h were not found at configure time; run "
+                          "scripts/peer_headers.sh and reconfigure");
+  }
+#endif
+  throw InvalidArgument("--path " + path + ": one of mini-gda, gdaki, nvshmem-ibgda");
+}
+
+RunOutcome run_once(const RateConfig& c);
+
+// The library's kernel (peer_rate.h) on the same loopback rig, validated as mini-gda's rows are.
+RunOutcome run_peer_once(const RateConfig& c) {
+  LoopbackOptions o;
+  o.device = c.device;
+  o.engine_ctas = c.engine_ctas;
+  o.engine_warps_per_cta = c.engine_warps_per_cta;
+  o.nic_profile = c.nic_profile;
+  o.qps = c.qps;
+  o.sq_wqebbs = c.sq_wqebbs;
+  o.max_inline = 64;
+  o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
+  o.send_cq_collapsed = c.path == "nvshmem-ibgda";  // NVSHMEM's CQs (nvshmem_ibgda.cuh)
+  LoopbackQps q(o);
+  PeerRateLaunch l{};
+  l.qps = c.qps;
+  l.ctas = c.ctas;
+  l.threads_per_cta = c.threads / c.ctas;
+  l.messages_per_thread = messages_per_thread(c, c.messages_per_thread);
+  l.warm_per_thread = messages_per_thread(c, std::max<uint32_t>(l.messages_per_thread / 8, 1));
+  l.signal_period = signal_period(c);
+  PeerRateOutcome p;
+#if DISSECT_HAVE_GDAKI
+  if (c.path == "gdaki") p = run_gdaki_rate(q, l);
+#endif
+#if DISSECT_HAVE_NVSHMEM_IBGDA
+  if (c.path == "nvshmem-ibgda") p = run_nvshmem_rate(q, l);
+#endif
+  RunOutcome out;
+  out.failure = p.failure;
+  if (!p.failure.empty()) return out;
+  out.mmsg_per_s = double(c.threads) * l.messages_per_thread / p.ns * 1e3;
+  const uint64_t per_qp =
+      uint64_t{c.threads} * (l.warm_per_thread + l.messages_per_thread) / c.qps;
+  out.valid = validate(q, c, per_qp);
+  if (!out.valid) out.failure = "payload: the last " + std::to_string(RATE_SLOTS) +
+                                " slots of some QP do not hold its last messages";
+  return out;
+}
+
 RunOutcome run_once(const RateConfig& c) {
+  if (peer_path(c)) return run_peer_once(c);
   LoopbackOptions o;
   o.device = c.device;
   o.engine_ctas = c.engine_ctas;
@@ -208,7 +285,36 @@ RunOutcome run_once(const RateConfig& c) {
 
 }  // namespace
 
+RateConfig peer_rate_config(const RateConfig& base) {
+  RateConfig c = base;
+  peer_library(c.path);  // refused by name, with the missing headers
+  if (c.path == "gdaki") {
+    c.threads = 8, c.qps = 1, c.ctas = 1, c.batch = 1, c.sharing = GDAKI_SHARING;
+  } else {
+    c.threads = 16 * 256, c.qps = 16, c.ctas = 16, c.batch = 32, c.sharing = NVSHMEM_SHARING;
+  }
+  c.payload = "value", c.payload_bytes = 8;
+  return c;
+}
+
 void check_rate_config(const RateConfig& c) {
+  if (peer_path(c)) {
+    peer_library(c.path);
+    refuse(c.payload != "value" || c.payload_bytes != 8 || c.doorbell != "direct" || c.telemetry != 0,
+           "--path " + c.path + ": 8 B inline puts from a register, direct doorbells, no telemetry");
+    refuse(c.path == "gdaki" && RATE_SLOTS % (c.threads / c.qps) != 0,
+           "--path gdaki: the QP's threads divide " + std::to_string(RATE_SLOTS));
+    refuse(c.path == "nvshmem-ibgda" && c.sq_wqebbs > NVSHMEM_MAX_DEPTH,
+           "--path nvshmem-ibgda: --sq-depth at most " + std::to_string(NVSHMEM_MAX_DEPTH) +
+               " (NVSHMEM's 16-bit WQE counter)");
+    refuse(c.path == "gdaki" && 2 * uint64_t{signal_period(c)} * c.threads > c.sq_wqebbs,
+           "--path gdaki: --sq-depth " + std::to_string(c.sq_wqebbs) +
+               " is below two wait periods of every thread (" +
+               std::to_string(2 * signal_period(c) * c.threads) + " WQEs)");
+    refuse(c.path == "nvshmem-ibgda" && c.sq_wqebbs < 2 * c.threads / c.qps,
+           "--path nvshmem-ibgda: --sq-depth below two rounds of the QP's warps");
+    return;
+  }
   const RateSharing k = sharing_of(c.sharing);
   const RatePayload p = payload_of(c.payload);
   nic::doorbell_path_from_string(c.doorbell);  // refused by name
@@ -265,7 +371,8 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
   r.submitter = "gpu-thread";
   r.pe_layout = "1 NIC, loopback QPs, 1 GPU";
   const uint32_t m = messages_per_thread(c, c.messages_per_thread);
-  r.knobs = {{"threads", std::to_string(c.threads)},
+  r.knobs = {{"path", c.path},
+             {"threads", std::to_string(c.threads)},
              {"qps", std::to_string(c.qps)},
              {"ctas", std::to_string(c.ctas)},
              {"batch", std::to_string(c.batch)},
@@ -273,16 +380,34 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
              {"payload", c.payload},
              {"payload_bytes", std::to_string(c.payload_bytes)},
              {"messages_per_thread", std::to_string(m)},
-             {"signal_period", std::to_string(signal_period(c))},
+             {"signal_period",
+              c.path == "gdaki" ? "every WQE (DOCA); a bounded wait every " +
+                                      std::to_string(signal_period(c)) + " puts per thread"
+              : c.path == "nvshmem-ibgda" ? std::string("the last WQE of each warp's 32")
+                                          : std::to_string(signal_period(c))},
              {"sq_wqebbs", std::to_string(c.sq_wqebbs)},
              {"doorbell", c.doorbell},
              {"telemetry", c.telemetry ? "N=" + std::to_string(c.telemetry) : std::string("off")},
-             {"ordering", nic::doorbell_path_from_string(c.doorbell) == nic::DoorbellPath::cpu_assisted
+             {"ordering", peer_path(c) ? "the library's own fences"
+                          : nic::doorbell_path_from_string(c.doorbell) == nic::DoorbellPath::cpu_assisted
                               ? CpuAssistedPolicy::key
                               : DirectPolicy::key},
              {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
                                   std::to_string(c.engine_warps_per_cta) + " warps"},
              {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
+  if (peer_path(c)) {
+    const PeerLibrary lib = peer_library(c.path);
+    r.knobs.push_back({"library", lib.library});
+    r.knobs.push_back({"library_version", lib.version});
+    r.knobs.push_back({"library_calls",
+                       c.path == "gdaki"
+                           ? "doca_gpu_dev_verbs_p<uint64_t> (sharing GPU, GPU_SM_DB); gdaki::wait "
+                             "(poll_one_cq_at, bounded) on the ticket one period back, then the last"
+                           : "per warp: ibgda_reserve_wqe_slots(32) by lane 0, "
+                             "ibgda_write_rdma_write_inl_wqe per lane (last lane signalled), "
+                             "ibgda_submit_requests by the last lane; drain: ibgda_poll_cq to "
+                             "ready_head (ibgda_quiet); collapsed send CQs"});
+  }
   Metric rate{"message rate", "Mmsg/s", {}}, per_qp{"per-QP rate", "Mmsg/s", {}};
   bool valid = true;
   std::string note;

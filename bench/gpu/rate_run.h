@@ -15,6 +15,10 @@
 namespace dissect::bench::gpu {
 
 struct RateConfig {
+  // mini-gda | gdaki | nvshmem-ibgda: whose device code posts (peer_rate.h). A library's path runs
+  // its own configuration (peer_rate_config); only the message count, signal period, ring depth,
+  // runs and engine flags below apply to it.
+  std::string path = "mini-gda";
   uint32_t threads = 1, qps = 1, ctas = 1, batch = 1;
   std::string sharing = "exclusive";  // exclusive | shared | handoff | cooperative
   std::string payload = "value";      // value (<= 8 B, from a register) | inline | pointer
@@ -29,6 +33,11 @@ struct RateConfig {
   uint32_t engine_ctas = 8, engine_warps_per_cta = 8;
   std::string nic_profile = "fast";
 };
+
+// Table 5's note for `path`'s library, the rest of `base` kept: GDAKI 8 threads on 1 QP in 1
+// CTA; NVSHMEM 16 QPs x 256 threads, one QP per CTA, batched by warp. Throws InvalidArgument
+// naming the missing headers when this build has no adapter for the path.
+RateConfig peer_rate_config(const RateConfig& base);
 
 // Throws InvalidArgument naming the knob when the configuration cannot run as asked.
 void check_rate_config(const RateConfig& c);
