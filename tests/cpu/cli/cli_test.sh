@@ -25,6 +25,15 @@ expect_error "'12x'" latency --iterations 12x
 expect_error "--bogus" latency --bogus 1
 expect_error "'frobnicate'" frobnicate
 
+# gpu-rate refuses a shape it cannot run, before it looks for a GPU (built where nvcc is).
+if "$dissect" list | grep -qx gpu-rate; then
+  expect_error "one thread per QP, not 32" gpu-rate --threads 32 --sharing exclusive
+  expect_error "whole warps per QP, not 16" gpu-rate --threads 16 --sharing cooperative
+  expect_error "is not a multiple of --ctas" gpu-rate --threads 16 --qps 2 --ctas 4
+  expect_error "sample interval N is a power of two" gpu-rate --telemetry 0,3
+  expect_error "each thread drives --qps / --threads QPs alone" gpu-rate --threads 2 --qps 4 --sharing shared
+fi
+
 # Every experiment lists its flags under --help (CLI11), exits 0 and measures nothing.
 for experiment in $("$dissect" list) report; do
   help=$(timeout 20 "$dissect" "$experiment" --help 2>&1); status=$?
