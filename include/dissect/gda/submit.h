@@ -80,16 +80,12 @@ DISSECT_HD inline Status publish(const nic::QpHandle& qp, uint64_t base, uint32_
     qp.state->ready_head = base + wqebbs;
     return Status::ok;
   } else {
-    uint64_t began = 0;
-    Backoff backoff;
+    BoundedWait wait;
     while (!compare_exchange<Scope::gpu>(&qp.state->ready_head, base, base + wqebbs)) {
-      const uint64_t now = now_ns();
-      if (began == 0) began = now;
-      if (now - began > DEFAULT_WAIT_TIMEOUT_NS) {
+      if (wait.expired()) {
         return report_timeout("publication of the predecessor's WQEs", qp.qpn, base,
-                              load_relaxed<Scope::gpu>(&qp.state->ready_head), now - began);
+                              load_relaxed<Scope::gpu>(&qp.state->ready_head), wait.waited_ns());
       }
-      backoff.pause();
     }
     return Status::ok;
   }
