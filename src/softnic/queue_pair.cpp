@@ -149,13 +149,8 @@ SoftDcTarget::SoftDcTarget(SoftNic& nic, uint32_t pd, const nic::DctAttributes& 
     throw Error("create_dct: softnic " + std::to_string(nic_.nic_id()) +
                 " has no LID on the fabric (unicast LIDs end at " + hex(MAX_FABRIC_LIDS - 1) + ")");
   }
-  index_ = nic_.allocate_dct_slot();
+  index_ = nic_.add_dct(pd, dc_key_);
   dctn_ = DCTN_BASE + index_;
-  DctContext& slot = nic_.dcts_[index_];
-  slot = DctContext{dctn_, 0, pd, 0, dc_key_, 0, 0};
-  store_release<Scope::system>(&slot.valid, 1u);
-  std::lock_guard<std::mutex> guard(nic_.lock_);
-  store_release<Scope::system>(&nic_.tables_.dct_count, index_ + 1);
 }
 
 SoftDcTarget::~SoftDcTarget() {

@@ -147,13 +147,19 @@ uint32_t SoftNic::allocate_qp_slot() {
   return index;
 }
 
-uint32_t SoftNic::allocate_dct_slot() {
+uint32_t SoftNic::add_dct(uint32_t pd, uint64_t dc_key) {
   std::lock_guard<std::mutex> guard(lock_);
   const uint32_t index = tables_.dct_count;
   if (index >= tables_.dct_capacity) {
     throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
                 std::to_string(tables_.dct_capacity) + " DCT slots are in use");
   }
+  // The context, then `valid`, then the count, each published with a release store: an engine
+  // that acquires the count and then `valid` sees the whole context.
+  DctContext& slot = dcts_[index];
+  slot = DctContext{DCTN_BASE + index, 0, pd, 0, dc_key, 0, 0};
+  store_release<Scope::system>(&slot.valid, 1u);
+  store_release<Scope::system>(&tables_.dct_count, index + 1);
   return index;
 }
 

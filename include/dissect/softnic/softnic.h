@@ -96,7 +96,8 @@ class SoftNic : public nic::Nic {
   // inside a DC WQE when it returns: after a DCT or a NIC left the fabric, nothing reaches it.
   static void quiesce_dc_initiators_locked();
   static void quiesce_dc_initiators();
-  uint32_t allocate_dct_slot();
+  // Writes and publishes a new DCT context under lock_; returns its index (throws when full).
+  uint32_t add_dct(uint32_t pd, uint64_t dc_key);
   // Stops the engine if it runs; returns whether it ran, for resume_engine().
   bool pause_engine();
   void resume_engine(bool was_running);

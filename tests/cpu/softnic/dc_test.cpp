@@ -33,7 +33,8 @@ constexpr size_t kBytes = 8192;
 // One target NIC with two DCTs, each on its own PD with its own registered buffer, and an
 // initiator NIC with one DCI and a registered source buffer.
 struct DcRig {
-  explicit DcRig(gda::AvForm form_ = gda::AvForm::full, uint32_t engine_threads = 1)
+  explicit DcRig(gda::AvForm form_ = gda::AvForm::full, uint32_t engine_threads = 1,
+                 nic::QpAttributes dci_attributes = {})
       : form(form_),
         initiator(std::make_unique<sn::SoftNic>(options(engine_threads))),
         target(std::make_unique<sn::SoftNic>(options(engine_threads))),
@@ -49,7 +50,7 @@ struct DcRig {
       const nic::DctEndpoint e = dct[d]->endpoint();
       destination[d] = gda::dc_destination(e.dctn, e.dc_key, e.lid);
     }
-    dci = initiator_pd->create_dci({});
+    dci = initiator_pd->create_dci(dci_attributes);
     source_mr = initiator_pd->register_memory(source.data(), kBytes, nic::ACCESS_ALL);
     fill_pattern(source.data(), kBytes, 7);
   }
@@ -190,6 +191,50 @@ TEST(DcWrite, FullAndCompactAvsMixOnOneDciWithTwoEngineThreads) {
         << "write " << i;
     ASSERT_EQ(rig.buffer[i % 2][64 * (i / 2) + 32], kCanary) << "write " << i;
   }
+}
+
+// Two-WQEBB WQEs (full AV) straddle the end of an 8-WQEBB ring, as compact ones shift them by one:
+// the builders and the engine wrap segment by segment.
+TEST(DcWrite, FullAvWqesThatStraddleTheRingEndLandWhole) {
+  nic::QpAttributes small;
+  small.sq_wqebbs = 8;
+  DcRig rig(gda::AvForm::full, 1, small);
+  uint64_t end = 0;
+  uint32_t straddled = 0;
+  for (uint32_t i = 0; i < 60; ++i) {
+    rig.form = (i % 3 == 0) ? gda::AvForm::compact : gda::AvForm::full;
+    const uint64_t start = rig.dci->handle().state->resv_head;
+    if (rig.form == gda::AvForm::full && start % 8 == 7) ++straddled;
+    ASSERT_EQ(rig.put(i % 2, i, 100 * (i / 2), 48, &end), gda::Status::ok);
+    ASSERT_EQ((gda::wait_completion<Policy, kExclusive>(rig.dci->handle(), end)), gda::Status::ok)
+        << "write " << i;
+    ASSERT_EQ(0, std::memcmp(rig.buffer[i % 2].data() + 100 * (i / 2), rig.source.data() + i, 48))
+        << "write " << i;
+  }
+  EXPECT_GT(straddled, 0u) << "no WQE straddled the ring end: the test lost its point";
+  for (int d = 0; d < 2; ++d) {
+    for (uint32_t k = 0; k < 30; ++k) {
+      for (uint32_t b = 48; b < 100; ++b) ASSERT_EQ(rig.buffer[d][100 * k + b], kCanary);
+    }
+  }
+}
+
+// A DCI reaches a DCT of its own NIC too (the fabric includes it).
+TEST(DcWrite, ADciReachesADctOnItsOwnNic) {
+  DcRig rig;
+  auto local_pd = rig.initiator->create_pd();
+  auto dct = local_pd->create_dct({});
+  std::vector<uint8_t> local(256, kCanary);
+  const auto mr = local_pd->register_memory(local.data(), local.size(), nic::ACCESS_ALL);
+  const nic::DctEndpoint e = dct->endpoint();
+  uint64_t end = 0;
+  gda::WriteRequest r{rig.source_address(5), rig.source_mr.lkey, 100,
+                      reinterpret_cast<uintptr_t>(local.data()) + 10, mr.rkey};
+  ASSERT_EQ(gda::put_dc<Policy>(rig.dci->handle(), gda::dc_destination(e.dctn, e.dc_key, e.lid),
+                                gda::AvForm::compact, r, gda::Completion::signaled, &end),
+            gda::Status::ok);
+  ASSERT_EQ((gda::wait_completion<Policy, kExclusive>(rig.dci->handle(), end)), gda::Status::ok);
+  expect_only(local, 10, rig.source.data() + 5, 100, "own NIC's DCT");
 }
 
 // A failing DC WQE after a good one: the error CQE carries `syndrome`, the two WQEs behind it
