@@ -27,6 +27,14 @@ DoorbellPath doorbell_path_from_string(const std::string& name) {
   throw InvalidArgument("unknown doorbell path '" + name + "' (expected direct or cpu-assisted)");
 }
 
+std::unique_ptr<DcTarget> ProtectionDomain::create_dct(const DctAttributes&) {
+  throw Error("create_dct: this provider does not implement DC transport (the softnic does)");
+}
+
+std::unique_ptr<QueuePair> ProtectionDomain::create_dci(const QpAttributes&) {
+  throw Error("create_dci: this provider does not implement DC transport (the softnic does)");
+}
+
 void check_queue_depth(const char* what, uint64_t depth, uint64_t limit) {
   if (!mlx5::is_power_of_two(depth) || depth > limit) {
     throw InvalidArgument(std::string(what) + " = " + std::to_string(depth) +

@@ -12,7 +12,10 @@ namespace dissect::softnic {
 
 class SoftQueuePair : public nic::QueuePair {
  public:
-  SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes& attributes);
+  // `transport`: QP_TRANSPORT_RC (connect() sets its responder) or QP_TRANSPORT_DCI (in RTS at
+  // once; each WQE names its DCT).
+  SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes& attributes,
+                QpTransport transport = QP_TRANSPORT_RC);
   ~SoftQueuePair() override;
 
   uint32_t qpn() const override { return qpn_; }
@@ -27,9 +30,25 @@ class SoftQueuePair : public nic::QueuePair {
   nic::QpAttributes attributes_;
   uint32_t index_;
   uint32_t qpn_;
+  QpTransport transport_;
   QueueMemory memory_;
   AssistedDoorbell doorbell_;  // empty unless DoorbellPath::cpu_assisted
   telemetry::QpCounters* telemetry_ = nullptr;
+};
+
+// A DC target: one slot of the NIC's DCT table, valid from construction to destruction.
+class SoftDcTarget : public nic::DcTarget {
+ public:
+  SoftDcTarget(SoftNic& nic, uint32_t pd, const nic::DctAttributes& attributes);
+  ~SoftDcTarget() override;
+  uint32_t dctn() const override { return dctn_; }
+  nic::DctEndpoint endpoint() const override;
+
+ private:
+  SoftNic& nic_;
+  uint32_t index_;
+  uint32_t dctn_;
+  uint64_t dc_key_;
 };
 
 class SoftProtectionDomain : public nic::ProtectionDomain {
@@ -38,6 +57,8 @@ class SoftProtectionDomain : public nic::ProtectionDomain {
   nic::MemoryRegion register_memory(void* address, size_t length, uint32_t access) override;
   void deregister_memory(const nic::MemoryRegion& region) override;
   std::unique_ptr<nic::QueuePair> create_qp(const nic::QpAttributes& attributes) override;
+  std::unique_ptr<nic::DcTarget> create_dct(const nic::DctAttributes& attributes) override;
+  std::unique_ptr<nic::QueuePair> create_dci(const nic::QpAttributes& attributes) override;
 
  private:
   SoftNic& nic_;

@@ -24,6 +24,10 @@ std::map<uint32_t, SoftNic*>& registry() {
 }
 uint32_t next_nic_id = 0;
 
+// The fabric DCIs route over: every NIC of the process by LID (lid_of_nic), null where none.
+// Entries are stored under registry_lock with release stores; engines acquire them.
+NicTables* fabric_table[MAX_FABRIC_LIDS] = {};
+
 }  // namespace
 
 const char* to_string(EngineKind kind) {
@@ -37,10 +41,18 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
   }
   mrs_.resize(options_.max_mrs);
   qps_.resize(options_.max_qps);
+  dcts_.resize(options_.max_dcts);
+  tables_.dcts = dcts_.data();
+  tables_.dct_capacity = options_.max_dcts;
+  tables_.dct_count = 0;
+  tables_.fabric = fabric_table;
+  tables_.fabric_lids = MAX_FABRIC_LIDS;
   {
     std::lock_guard<std::mutex> guard(registry_lock);
     tables_.nic_id = next_nic_id++;
     registry()[tables_.nic_id] = this;
+    const uint32_t lid = lid_of_nic(tables_.nic_id);
+    if (tables_.nic_id + 1 < MAX_FABRIC_LIDS) store_release<Scope::system>(&fabric_table[lid], &tables_);
   }
   tables_.mr_capacity = options_.max_mrs;
   tables_.qp_capacity = options_.max_qps;
@@ -65,6 +77,11 @@ SoftNic::~SoftNic() {
     std::lock_guard<std::mutex> guard(registry_lock);
     registry().erase(tables_.nic_id);
     disconnect_peers_locked(tables_, ALL_QPS);
+    if (tables_.nic_id + 1 < MAX_FABRIC_LIDS) {
+      store_release<Scope::system>(&fabric_table[lid_of_nic(tables_.nic_id)],
+                                   static_cast<NicTables*>(nullptr));
+      quiesce_dc_initiators_locked();
+    }
   }
   stop();
   // Joined before any memory goes: the thread stores to engine registers in this NIC's allocations.
@@ -128,6 +145,44 @@ uint32_t SoftNic::allocate_qp_slot() {
   }
   store_release<Scope::system>(&tables_.qp_count, index + 1);
   return index;
+}
+
+uint32_t SoftNic::add_dct(uint32_t pd, uint64_t dc_key) {
+  std::lock_guard<std::mutex> guard(lock_);
+  const uint32_t index = tables_.dct_count;
+  if (index >= tables_.dct_capacity) {
+    throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
+                std::to_string(tables_.dct_capacity) + " DCT slots are in use");
+  }
+  // The context, then `valid`, then the count, each published with a release store: an engine
+  // that acquires the count and then `valid` sees the whole context.
+  DctContext& slot = dcts_[index];
+  slot = DctContext{DCTN_BASE + index, 0, pd, 0, dc_key, 0, 0};
+  store_release<Scope::system>(&slot.valid, 1u);
+  store_release<Scope::system>(&tables_.dct_count, index + 1);
+  return index;
+}
+
+DctContext SoftNic::dct_context(uint32_t dctn) const {
+  const uint32_t index = dctn - DCTN_BASE;
+  if (dctn < DCTN_BASE || index >= load_acquire<Scope::system>(&tables_.dct_count)) {
+    throw InvalidArgument("softnic " + std::to_string(tables_.nic_id) + " has no DCT " + hex(dctn));
+  }
+  return dcts_[index];
+}
+
+void SoftNic::quiesce_dc_initiators() {
+  std::lock_guard<std::mutex> guard(registry_lock);
+  quiesce_dc_initiators_locked();
+}
+
+// As disconnect_peers_locked: a stopped engine is outside every WQE, and the join orders what it
+// did before whatever the caller frees next.
+void SoftNic::quiesce_dc_initiators_locked() {
+  for (auto& [id, nic] : registry()) {
+    if (!nic->has_dci_.load(std::memory_order_acquire)) continue;
+    nic->resume_engine(nic->pause_engine());
+  }
 }
 
 DoorbellForwarder& SoftNic::doorbell_forwarder() {

@@ -1,6 +1,8 @@
 // mini-gda: the whole GPU submission path, for a thread that drives one QP.
 //
 //   put*()        reserve -> build the WQE -> publish -> ring             (issue)
+//   put_dc(), put_value_dc()
+//                 the same on a DCI: each WQE carries its DCT's address vector (DC transport)
 //   put*() + wait_completion() / quiet()                                  (put+completion)
 //   post_writes(), post_inline_writes(), post_values()
 //                 N WQEs, one doorbell; only the last may be signalled    (doorbell batching)
@@ -72,6 +74,30 @@ DISSECT_HD inline Status put_value(Queue&& queue, uint64_t value, uint32_t lengt
   return detail::submit<Ordering, S>(
       queue, inline_write_wqebbs(length), end, [&](const nic::QpHandle& qp, uint64_t base) {
         write_rdma_write_value_wqe(qp, base, value, length, remote_address, rkey, completion);
+      });
+}
+
+// DC: one RDMA WRITE with a pointer payload from a DCI to `destination` (gda/wqe.h
+// dc_destination), with the full (two WQEBBs) or compact (one) address vector.
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status put_dc(Queue&& queue, const DcDestination& destination, AvForm form,
+                                const WriteRequest& request, Completion completion, uint64_t* end) {
+  return detail::submit<Ordering, S>(
+      queue, dc_write_wqebbs(form), end, [&](const nic::QpHandle& qp, uint64_t base) {
+        write_dc_write_wqe(qp, base, destination, form, request, completion);
+      });
+}
+
+// DC: put_value to `destination`.
+template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
+DISSECT_HD inline Status put_value_dc(Queue&& queue, const DcDestination& destination, AvForm form,
+                                      uint64_t value, uint32_t length, uint64_t remote_address,
+                                      uint32_t rkey, Completion completion, uint64_t* end) {
+  if (length == 0 || length > 8) return Status::invalid_request;
+  return detail::submit<Ordering, S>(
+      queue, dc_value_wqebbs(form, length), end, [&](const nic::QpHandle& qp, uint64_t base) {
+        write_dc_write_value_wqe(qp, base, destination, form, value, length, remote_address, rkey,
+                                 completion);
       });
 }
 

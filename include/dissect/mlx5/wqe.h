@@ -210,7 +210,15 @@ inline constexpr uint32_t DC_AV_DS = sizeof(mlx5_wqe_av) / MLX5_SEND_WQE_DS;
 inline constexpr uint32_t DC_AV_COMPACT_DS = sizeof(mlx5_wqe_av_compact) / MLX5_SEND_WQE_DS;
 inline constexpr uint32_t DC_WRITE_DS = 1 + DC_AV_DS + 2;
 inline constexpr uint32_t DC_WRITE_COMPACT_DS = 1 + DC_AV_COMPACT_DS + 2;
+// A DC inline WRITE: ctrl + AV (`av_ds`) + raddr + inline segment.
+DISSECT_HD constexpr uint32_t dc_write_inline_ds(uint32_t av_ds, uint32_t length) {
+  return 2 + av_ds + inline_ds(length);
+}
+// Largest DC inline write payload that fits the 6-bit ds with the full AV: 63 DS - 80 - 4.
+inline constexpr uint32_t DC_MAX_INLINE_BY_DS =
+    MLX5_MAX_DS * MLX5_SEND_WQE_DS - (2 + DC_AV_DS) * MLX5_SEND_WQE_DS - 4;
 static_assert(DC_WRITE_DS == 6 && wqebbs_for_ds(DC_WRITE_DS) == 2);
+static_assert(dc_write_inline_ds(DC_AV_DS, DC_MAX_INLINE_BY_DS) == MLX5_MAX_DS);
 static_assert(DC_WRITE_COMPACT_DS == 4 && wqebbs_for_ds(DC_WRITE_COMPACT_DS) == 1);
 
 static_assert(rc_write_inline_ds(12) == 3 && rc_write_inline_ds(13) == 4 &&

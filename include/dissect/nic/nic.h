@@ -93,12 +93,48 @@ class QueuePair {
   virtual void connect(const QpEndpoint& remote) = 0;
 };
 
+// --- DC transport (mlx5 names: DCT = DC target, DCI = DC initiator; docs/dc.md) ---
+//
+// A DCT is a responder endpoint on a protection domain: a DCT number and a DC access key. Any DCI
+// of the fabric reaches it by naming both (and the DCT's port LID) in the address vector each DC
+// WQE carries, so one DCI serves any number of peers and consecutive WQEs may go to different
+// DCTs. DCTs and DCIs are separate calls rather than a transport field of QpAttributes: a DCT has
+// no send queue, no handle and no connect(), and a DCI has no connect(), so neither fits
+// QueuePair's contract whole.
+
+struct DctAttributes {
+  uint64_t dc_key = 0x5623CEAF;  // DC access key (mlx5dv dct_access_key; NVSHMEM's default value)
+};
+
+// What a DCI needs to address a DCT (exchanged out of band by the bootstrap, as QpEndpoint).
+struct DctEndpoint {
+  uint32_t dctn = 0;     // DCT number (24 bits): the AV's dqp_dct
+  uint64_t dc_key = 0;   // the AV's dc_key
+  uint32_t nic_id = 0;   // softnic: the instance (informational: the AV routes by `lid`)
+  uint16_t lid = 0;      // the DCT's port LID: the AV's rlid (softnic: nic_id + 1)
+  uint8_t gid[16] = {};  // RoCE / GRH: the full AV's rgid (not used by the softnic)
+};
+
+class DcTarget {
+ public:
+  virtual ~DcTarget() = default;
+  virtual uint32_t dctn() const = 0;
+  virtual DctEndpoint endpoint() const = 0;
+};
+
 class ProtectionDomain {
  public:
   virtual ~ProtectionDomain() = default;
   virtual MemoryRegion register_memory(void* address, size_t length, uint32_t access) = 0;
   virtual void deregister_memory(const MemoryRegion& region) = 0;
   virtual std::unique_ptr<QueuePair> create_qp(const QpAttributes& attributes) = 0;
+  // A DCT on this PD: RDMA WRITEs from any DCI that names it land in this PD's regions (rkeys).
+  // Providers without DC throw Error naming the call (the default).
+  virtual std::unique_ptr<DcTarget> create_dct(const DctAttributes& attributes);
+  // A DCI: a send queue ready to post at once (no connect(): connect() throws InvalidArgument),
+  // whose WQEs each carry the address vector of their DCT (gda::put_dc). rq_wqes must be 0.
+  // Providers without DC throw Error naming the call (the default).
+  virtual std::unique_ptr<QueuePair> create_dci(const QpAttributes& attributes);
 };
 
 class Nic {

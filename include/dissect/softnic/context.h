@@ -82,6 +82,11 @@ struct RemoteWindow {
   uint64_t delta;  // this process's mapping of the arena minus `base`
 };
 
+// QpContext::transport: what the send queue's WQEs are. An RC QP's responder is fixed by
+// connect(); a DCI's WQEs each carry an address vector (mlx5_wqe_av after the ctrl segment) naming
+// the DCT that answers that WQE (execute_dc_write).
+enum QpTransport : uint32_t { QP_TRANSPORT_RC = 0, QP_TRANSPORT_DCI = 1 };
+
 struct QpContext {
   uint32_t qpn;
   uint32_t state;  // QpState; RTS is published last with a release store
@@ -103,6 +108,22 @@ struct QpContext {
   uint64_t rq_consumer;
   CqContext recv_cq;
   ModelCounters counters;
+  uint32_t transport;           // QpTransport
+  uint32_t reserved_dc;
+};
+
+// A DC target (DCT): the responder end of DC transport, reachable by any DCI of the fabric that
+// names its number and access key in a WQE's address vector. The softnic's DCTs only accept RDMA
+// WRITEs into memory of their protection domain (no receive queue, so no SEND / WRITE WITH IMM).
+// The slot is never reused while the NIC lives: a destroyed DCT keeps valid = 0.
+struct DctContext {
+  uint32_t dctn;     // DCTN_BASE + index
+  uint32_t valid;    // published last with a release store; 0 once destroyed
+  uint32_t pd;
+  uint32_t reserved;
+  uint64_t dc_key;   // DC access key (mlx5dv_create_qp dct_access_key)
+  uint64_t rx_bytes;  // payload bytes written through it
+  uint64_t rx_packets;
 };
 
 // One NIC's tables, fixed capacity, allocated once in engine-reachable memory.
@@ -115,6 +136,17 @@ struct NicTables {
   QpContext* qps;
   TimingProfile profile;     // what the engine adds to every window (profile.h); fixed at creation
   uint64_t pipe_busy_until;  // the NIC's pipe is claimed until this time, in ns x 4 (window.h)
+  // DC transport. `dcts`: this NIC's DC targets (dct_count published with a release store after
+  // the context is written). `fabric`: every NIC a DCI of this one can reach, indexed by LID (the
+  // AV's rlid; softnic LID = nic_id + 1, lid_of_nic), entries published with release stores and
+  // cleared before their NIC goes; null = no fabric (the GPU softnic does not serve DC yet: its
+  // DCI WQEs would complete with TRANSPORT_RETRY_EXC_ERR).
+  DctContext* dcts;
+  uint32_t dct_capacity;
+  uint32_t dct_count;
+  NicTables* const* fabric;
+  uint32_t fabric_lids;  // entries of `fabric`
+  uint32_t reserved_dc;
 };
 
 // What an engine was doing, in host memory (mapped for the engine kernel): written by the engine,
@@ -134,11 +166,16 @@ static_assert(sizeof(EngineStatus) == 64);
 
 enum EnginePhase : uint32_t { ENGINE_NOT_STARTED = 0, ENGINE_RUNNING = 1, ENGINE_EXITED = 2 };
 
+inline constexpr uint32_t DCTN_BASE = 0x40000;  // dctn = DCTN_BASE + index: apart from QPNs
+// Softnic LIDs: nic_id + 1 (LID 0 is reserved in InfiniBand), unicast LIDs up to 0xbfff.
+inline constexpr uint32_t MAX_FABRIC_LIDS = 0xc000;
+DISSECT_HD constexpr uint16_t lid_of_nic(uint32_t nic_id) { return static_cast<uint16_t>(nic_id + 1); }
 inline constexpr uint32_t QPN_BASE = 0x100;  // qpn = QPN_BASE + index; 0..0xff reserved as on mlx5
 inline constexpr uint64_t MAX_MESSAGE_BYTES = 1ull << 31;  // 2 GiB, the mlx5 max message size
 
 static_assert(std::is_trivially_copyable_v<QpContext>);
 static_assert(std::is_trivially_copyable_v<NicTables>);
 static_assert(std::is_trivially_copyable_v<RemoteWindow>);
+static_assert(std::is_trivially_copyable_v<DctContext>);
 
 }  // namespace dissect::softnic

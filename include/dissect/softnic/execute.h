@@ -26,6 +26,8 @@
 //   WRITE WITH IMM with no receive WQE posted at the responder  -> RNR_RETRY_EXC_ERR (0x16)
 //   WRITE WITH IMM to a responder whose RQ / receive CQ the engine cannot reach (another
 //   process's host memory)                                     -> REMOTE_OP_ERR     (0x14)
+// A DCI's WQEs (DC transport) carry an address vector naming their responder; their checks and
+// syndromes are listed at execute_dc_write.
 // A remote side in another process is reached through its RemoteWindow (context.h): the checks run
 // on owner-space addresses, exactly as the owner's engine would run them, and only the final
 // access goes through the translated address.
@@ -306,31 +308,46 @@ struct WritePlan {
   uint8_t* destination;    // as this engine reaches it
   const uint8_t* source;   // null: the payload is inline in the WQE
   uint64_t length;
-  QpContext* responder;    // as this engine reaches it
+  QpContext* responder;    // as this engine reaches it; null for a DC WRITE (a DCT answers)
+  uint32_t payload_at;     // DS index of the first data / inline segment: 2 on RC, 2 + AV DS on DC
 };
 
-// Checks an RDMA WRITE (or WRITE WITH IMM) without moving a byte: returns its syndrome, and fills
-// `plan` when it is 0. `segments` receives the number of data segments (0 = inline).
-// `ring`: where the WQE's bytes are read, qp.sq or a copy of its WQEBBs at the same indices.
-DISSECT_HD inline uint8_t check_write(QpContext& qp, const mlx5::send_ring& ring,
-                                      const NicTables& local, const RemoteSide& remote,
-                                      uint64_t start, uint32_t ds, WritePlan* plan,
-                                      uint32_t* segments) {
+// The responder side a WRITE is checked against: the NIC whose MR table holds the rkey, the
+// protection domain the rkey must belong to, and how this engine reaches that NIC. `nic` null:
+// nobody answers.
+struct WriteTarget {
+  const NicTables* nic;
+  uint32_t pd;
+  RemoteWindow window;
+};
+
+// Checks an RDMA WRITE whose raddr segment is DS `raddr_at` of the WQE (1 on RC: after the ctrl;
+// 1 + the AV's DS on DC) against `target`, without moving a byte: returns its syndrome, and fills
+// `plan` (all but `responder`) when it is 0. `segments` receives the number of data segments
+// (0 = inline). `ring`: where the WQE's bytes are read, qp.sq or a copy of its WQEBBs at the same
+// indices.
+DISSECT_HD inline uint8_t check_write_to(QpContext& qp, const mlx5::send_ring& ring,
+                                         const NicTables& local, const WriteTarget& target,
+                                         uint64_t start, uint32_t ds, uint32_t raddr_at,
+                                         WritePlan* plan, uint32_t* segments) {
   using namespace mlx5;
-  if (ds < 3) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(ring.segment(start, 1));
+  if (ds < raddr_at + 2) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  const uint32_t payload_at = raddr_at + 1;
+  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(ring.segment(start, raddr_at));
   const uint64_t remote_address = raddr->raddr.value();
   const uint32_t rkey = raddr->rkey.value();
-  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, 2));
+  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, payload_at));
   const bool is_inline = (first->byte_count.value() & MLX5_INLINE_SEG) != 0;
 
   uint64_t length = 0;
   *segments = 0;
   if (is_inline) {
     length = first->byte_count.value() & ~MLX5_INLINE_SEG;
-    if (2 + inline_ds(static_cast<uint32_t>(length)) > ds) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    if (payload_at + inline_ds(static_cast<uint32_t>(length)) > ds) {
+      return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    }
   } else {
-    for (uint32_t k = 2; k < ds; ++k) {
+    for (uint32_t k = payload_at; k < ds; ++k) {
       const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, k));
       const uint32_t count = seg->byte_count.value();
       if (count & MLX5_INLINE_SEG) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
@@ -339,14 +356,12 @@ DISSECT_HD inline uint8_t check_write(QpContext& qp, const mlx5::send_ring& ring
       }
       length += count;
     }
-    *segments = ds - 2;
+    *segments = ds - payload_at;
   }
   if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-  if (remote.responder == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
-  QpContext& responder = *remote.responder;
-  const RemoteWindow& window = qp.remote_window;
-  const NicTables& remote_nic = *remote.nic;
-  if (!key_allows(remote_nic, responder.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
+  if (target.nic == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+  const RemoteWindow& window = target.window;
+  if (!key_allows(*target.nic, target.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
                   window) ||
       !window_covers(window, remote_address, length)) {
     return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
@@ -354,17 +369,48 @@ DISSECT_HD inline uint8_t check_write(QpContext& qp, const mlx5::send_ring& ring
   plan->destination = through(window, reinterpret_cast<uint8_t*>(remote_address));
   plan->source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(first->addr.value());
   plan->length = length;
-  plan->responder = &responder;
+  plan->responder = nullptr;
+  plan->payload_at = payload_at;
   return 0;
+}
+
+// Checks an RC RDMA WRITE (or WRITE WITH IMM) against the connected responder `remote`.
+DISSECT_HD inline uint8_t check_write(QpContext& qp, const mlx5::send_ring& ring,
+                                      const NicTables& local, const RemoteSide& remote,
+                                      uint64_t start, uint32_t ds, WritePlan* plan,
+                                      uint32_t* segments) {
+  const WriteTarget target{remote.responder != nullptr ? remote.nic : nullptr,
+                           remote.responder != nullptr ? remote.responder->pd : 0,
+                           qp.remote_window};
+  const uint8_t syndrome = check_write_to(qp, ring, local, target, start, ds, 1, plan, segments);
+  if (syndrome == 0) plan->responder = remote.responder;
+  return syndrome;
 }
 
 // Moves the payload of a checked WRITE whose source is one segment or inline.
 DISSECT_HD inline void perform_write(const QpContext& qp, uint64_t start, const WritePlan& plan) {
   if (plan.source == nullptr) {
-    mlx5::copy_from_wqe(qp.sq, start, 2 * mlx5::MLX5_SEND_WQE_DS + 4, plan.destination,
-                        static_cast<uint32_t>(plan.length));
+    mlx5::copy_from_wqe(qp.sq, start, plan.payload_at * mlx5::MLX5_SEND_WQE_DS + 4,
+                        plan.destination, static_cast<uint32_t>(plan.length));
   } else {
     copy_bytes(plan.destination, plan.source, plan.length);
+  }
+}
+
+// Moves the payload of a checked WRITE, one data segment, inline, or a gather of `segments`.
+DISSECT_HD inline void perform_gather_write(const QpContext& qp, uint64_t start, uint32_t ds,
+                                            const WritePlan& plan, uint32_t segments) {
+  using namespace mlx5;
+  if (segments <= 1) {
+    perform_write(qp, start, plan);
+    return;
+  }
+  uint8_t* out = plan.destination;
+  for (uint32_t k = plan.payload_at; k < ds; ++k) {
+    const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, k));
+    const uint32_t count = seg->byte_count.value();
+    copy_bytes(out, reinterpret_cast<const void*>(seg->addr.value()), count);
+    out += count;
   }
 }
 
@@ -389,17 +435,7 @@ DISSECT_HD inline uint8_t execute_write(QpContext& qp, const NicTables& local, u
   if (with_immediate && receive_wqes_available(responder, window) == 0) {
     return MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
   }
-  if (segments <= 1) {
-    perform_write(qp, start, plan);
-  } else {
-    uint8_t* out = plan.destination;
-    for (uint32_t k = 2; k < ds; ++k) {
-      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(qp.sq.segment(start, k));
-      const uint32_t count = seg->byte_count.value();
-      copy_bytes(out, reinterpret_cast<const void*>(seg->addr.value()), count);
-      out += count;
-    }
-  }
+  perform_gather_write(qp, start, ds, plan, segments);
   if (with_immediate) deliver_immediate(responder, ctrl.imm, plan.length, window);
   responder.counters.rx_bytes += plan.length;
   ++responder.counters.rx_packets;
@@ -457,6 +493,93 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
   return 0;
 }
 
+// --- DC transport (DCI send queues; docs/dc.md) ---
+//
+// A DC RDMA WRITE is ctrl | address vector | raddr | data or inline (mlx5_wqe_av, 3 DS with
+// MLX5_EXTENDED_UD_AV set in dqp_dct; the compact 1-DS form with it clear). The AV names the
+// responder of this WQE alone: dqp_dct's low 24 bits the DCT number, dc_key its access key, and
+// rlid the destination port's LID, which the softnic resolves to a NIC through NicTables::fabric
+// (softnic LID = nic_id + 1). Consecutive WQEs may name different DCTs (destination switching);
+// each is then checked and executed as an RC WRITE would be, against the DCT's protection domain.
+// Syndromes, in this order after the RC write's local checks (ds, lkey, length):
+//   ds too short for ctrl + AV + raddr + data                    -> LOCAL_QP_OP_ERR (0x02)
+//   no NIC has the AV's rlid (or it was destroyed): nothing answers the requester, which retries
+//   until retry_cnt runs out, as for an RC responder that is gone -> TRANSPORT_RETRY_EXC_ERR (0x15)
+//   the NIC answers but has no DCT with that number (never created, or destroyed)
+//                                                               -> REMOTE_INVAL_REQ_ERR (0x12)
+//   the DCT exists but dc_key is not its access key              -> REMOTE_ACCESS_ERR (0x13)
+//   bad rkey / bound / permission at the DCT's PD                -> REMOTE_ACCESS_ERR (0x13)
+// Why these two: rdma-core (providers/mlx5/cq.c mlx5_handle_error_cqe) maps 0x12 to
+// IBV_WC_REM_INV_REQ_ERR and 0x13 to IBV_WC_REM_ACCESS_ERR; the IB spec's NAK codes (o9-x,
+// "Invalid Request" for a request the responder cannot accept, "Remote Access Error" for a key /
+// protection violation) are what a responder that exists returns. The model treats a DC key
+// mismatch as a key violation of the addressed DCT, as a bad rkey is. A ConnectX may instead
+// drop such a packet and count it in the DCT context (PRM DCTC dc_access_key_violation_count),
+// leaving the DCI to retry out (0x15): this is a model choice, stated here and in docs/dc.md.
+// WRITE WITH IMM, FETCH_ADD and SEND on a DCI are not modelled (the softnic's DCTs have no receive
+// queue and take no atomics): LOCAL_QP_OP_ERR. DC WQEs never go through the parallel window
+// (engine/window.h window_wqe_size refuses every WQE of a DCI): they run here one at a time.
+
+// The NIC the fabric routes `lid` to, or null.
+DISSECT_HD inline NicTables* fabric_nic(const NicTables& local, uint32_t lid) {
+  if (local.fabric == nullptr || lid == 0 || lid >= local.fabric_lids) return nullptr;
+  return load_acquire<TABLE_SCOPE>(const_cast<NicTables**>(&local.fabric[lid]));
+}
+
+// DCT `dctn` of `nic`, or null when it has none by that number (or it was destroyed).
+DISSECT_HD inline DctContext* find_dct(NicTables& nic, uint32_t dctn) {
+  const uint32_t index = dctn - DCTN_BASE;
+  if (dctn < DCTN_BASE || index >= load_acquire<TABLE_SCOPE>(&nic.dct_count)) return nullptr;
+  DctContext* dct = &nic.dcts[index];
+  if (load_acquire<TABLE_SCOPE>(&dct->valid) == 0 || dct->dctn != dctn) return nullptr;
+  return dct;
+}
+
+// The address vector of the DC WQE at `start`: its form decides how many DS it takes.
+struct DcAddress {
+  uint32_t dctn;
+  uint64_t dc_key;
+  uint16_t rlid;
+  uint32_t av_ds;  // DC_AV_DS (full, extended bit set) or DC_AV_COMPACT_DS
+};
+
+DISSECT_HD inline DcAddress read_dc_address(const mlx5::send_ring& ring, uint64_t start) {
+  using namespace mlx5;
+  const auto* av = reinterpret_cast<const mlx5_wqe_av_compact*>(ring.segment(start, 1));
+  const uint32_t dqp_dct = av->dqp_dct.value();
+  return DcAddress{dqp_dct & 0xffffff, av->dc_key.value(), av->rlid.value(),
+                   (dqp_dct & MLX5_EXTENDED_UD_AV) ? DC_AV_DS : DC_AV_COMPACT_DS};
+}
+
+DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local, uint64_t start,
+                                           const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
+                                           uint64_t* bytes) {
+  using namespace mlx5;
+  if (ctrl_opcode(ctrl) != MLX5_OPCODE_RDMA_WRITE) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  if (ds < 1 + DC_AV_COMPACT_DS + 2) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  const DcAddress address = read_dc_address(qp.sq, start);
+  NicTables* const nic = fabric_nic(local, address.rlid);
+  DctContext* const dct = nic != nullptr ? find_dct(*nic, address.dctn) : nullptr;
+  const bool key_matches = dct != nullptr && dct->dc_key == address.dc_key;
+  // The target is named only when the DCT accepts the request; otherwise the local checks still
+  // come first, and the "nobody answers" result is refined below by what did answer.
+  const WriteTarget target{key_matches ? nic : nullptr, key_matches ? dct->pd : 0, RemoteWindow{}};
+  WritePlan plan{};
+  uint32_t segments = 0;
+  uint8_t syndrome =
+      check_write_to(qp, qp.sq, local, target, start, ds, 1 + address.av_ds, &plan, &segments);
+  if (syndrome == MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR && nic != nullptr) {
+    syndrome = dct == nullptr ? MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR
+                              : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+  }
+  if (syndrome != 0) return syndrome;
+  perform_gather_write(qp, start, ds, plan, segments);
+  dct->rx_bytes += plan.length;
+  ++dct->rx_packets;
+  *bytes = plan.length;
+  return 0;
+}
+
 DISSECT_HD inline WqeOutcome execute_wqe(QpContext& qp, const NicTables& local) {
   using namespace mlx5;
   const uint64_t start = qp.sq_consumer;
@@ -477,6 +600,10 @@ DISSECT_HD inline WqeOutcome execute_wqe(QpContext& qp, const NicTables& local) 
   }
   if (!usable) {
     outcome.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    return outcome;
+  }
+  if (qp.transport == QP_TRANSPORT_DCI && outcome.opcode != MLX5_OPCODE_NOP) {
+    outcome.syndrome = execute_dc_write(qp, local, start, ctrl, ds, &outcome.bytes);
     return outcome;
   }
   switch (outcome.opcode) {

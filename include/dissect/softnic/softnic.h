@@ -45,6 +45,7 @@ const char* to_string(EngineKind kind);
 struct SoftNicOptions {
   uint32_t max_qps = 1024;
   uint32_t max_mrs = 4096;
+  uint32_t max_dcts = 256;  // DC targets (slots are not reused while the NIC lives)
   EngineKind engine = EngineKind::host_thread;
   uint32_t engine_threads = 1;  // host engine threads; QP i is served by thread i % engine_threads
   TimingProfile profile = timing_profile("fast");  // what the model adds (softnic/profile.h)
@@ -75,6 +76,8 @@ class SoftNic : public nic::Nic {
   // Counters of one QP (by QPN), read while the engine may run: each field is a snapshot.
   ModelCounters counters(uint32_t qpn) const;
   QpContext& context(uint32_t qpn);
+  // The context of DCT `dctn` (its rx counters), read while the engine may run; throws naming it.
+  DctContext dct_context(uint32_t dctn) const;
   // Per-QP model counters summed over every QP, as a NIC's port counters would count them.
   ModelCounters port_counters() const;
   // The doorbell forwarder's counters of a cpu-assisted QP; throws InvalidArgument naming a QP
@@ -88,6 +91,13 @@ class SoftNic : public nic::Nic {
  private:
   friend class SoftProtectionDomain;
   friend class SoftQueuePair;
+  friend class SoftDcTarget;
+  // Pauses and resumes the engine of every NIC of the process that has a DCI, so that none is
+  // inside a DC WQE when it returns: after a DCT or a NIC left the fabric, nothing reaches it.
+  static void quiesce_dc_initiators_locked();
+  static void quiesce_dc_initiators();
+  // Writes and publishes a new DCT context under lock_; returns its index (throws when full).
+  uint32_t add_dct(uint32_t pd, uint64_t dc_key);
   // Stops the engine if it runs; returns whether it ran, for resume_engine().
   bool pause_engine();
   void resume_engine(bool was_running);
@@ -106,6 +116,8 @@ class SoftNic : public nic::Nic {
   NicTables tables_{};
   std::vector<MrEntry> mrs_;
   std::vector<QpContext> qps_;
+  std::vector<DctContext> dcts_;
+  std::atomic<bool> has_dci_{false};
   std::mutex lock_;  // serialises control-path calls (registration, QP creation)
   uint32_t next_pd_ = 1;
   uint32_t mr_tag_ = 0;

@@ -89,6 +89,10 @@ struct Window {
 DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, const mlx5::send_ring& staged,
                                           uint32_t offset, uint32_t available) {
   using namespace mlx5;
+  // A DCI's WQEs each name their own responder in an address vector (execute_dc_write): the
+  // window's checks assume one connected responder and the RC segment layout, so none of a DCI's
+  // WQEs enters a window; serve_alone runs them one at a time through execute_and_retire.
+  if (qp.transport != QP_TRANSPORT_RC) return 0;
   const uint64_t start = qp.sq_consumer + offset;
   const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
   const uint32_t ds = ctrl_ds(ctrl);

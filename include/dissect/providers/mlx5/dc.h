@@ -14,7 +14,8 @@
 //    (wqe.h set_dc_av_seg); on RoCE it resolves the next hop's MAC through an address handle.
 //
 // Status: compiled in CI against rdma-core 44 and unit-tested command by command; never run on a
-// NIC (docs/hardware.md). The softnic does not model DC.
+// NIC (docs/hardware.md). The softnic models DC behind nic::ProtectionDomain::create_dct /
+// create_dci (docs/dc.md); this provider is not yet wired to those two calls.
 #pragma once
 
 #include <memory>
