@@ -169,10 +169,8 @@ PeerLibrary peer_library(const std::string& path) {
   throw InvalidArgument("--path " + path + ": one of mini-gda, gdaki, nvshmem-ibgda");
 }
 
-RunOutcome run_once(const RateConfig& c);
-
-// The library's kernel (peer_rate.h) on the same loopback rig, validated as mini-gda's rows are.
-RunOutcome run_peer_once(const RateConfig& c) {
+// The rig of every rate run: the engine, the profile, the QPs and their depth.
+LoopbackOptions loopback_options(const RateConfig& c) {
   LoopbackOptions o;
   o.device = c.device;
   o.engine_ctas = c.engine_ctas;
@@ -180,6 +178,14 @@ RunOutcome run_peer_once(const RateConfig& c) {
   o.nic_profile = c.nic_profile;
   o.qps = c.qps;
   o.sq_wqebbs = c.sq_wqebbs;
+  return o;
+}
+
+RunOutcome run_once(const RateConfig& c);
+
+// The library's kernel (peer_rate.h) on the same loopback rig, validated as mini-gda's rows are.
+RunOutcome run_peer_once(const RateConfig& c) {
+  LoopbackOptions o = loopback_options(c);
   o.max_inline = 64;
   o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
   o.send_cq_collapsed = c.path == "nvshmem-ibgda";  // NVSHMEM's CQs (nvshmem_ibgda.cuh)
@@ -212,13 +218,7 @@ RunOutcome run_peer_once(const RateConfig& c) {
 
 RunOutcome run_once(const RateConfig& c) {
   if (peer_path(c)) return run_peer_once(c);
-  LoopbackOptions o;
-  o.device = c.device;
-  o.engine_ctas = c.engine_ctas;
-  o.engine_warps_per_cta = c.engine_warps_per_cta;
-  o.nic_profile = c.nic_profile;
-  o.qps = c.qps;
-  o.sq_wqebbs = c.sq_wqebbs;
+  LoopbackOptions o = loopback_options(c);
   o.max_inline = std::max<uint32_t>(64, c.payload_bytes);
   o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
   o.doorbell = nic::doorbell_path_from_string(c.doorbell);

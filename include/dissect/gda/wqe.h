@@ -243,14 +243,10 @@ DISSECT_HD inline void write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint
   note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length));
 }
 
-// An inline WRITE of `length` (1..8) bytes held in a register, in memory order of `value` (both
-// the GPU and x86 are little-endian): the header and the payload fit the first inline chunk.
-DISSECT_HD inline void write_rdma_write_value_wqe(const nic::QpHandle& qp, uint64_t index,
-                                                  uint64_t value, uint32_t length,
-                                                  uint64_t remote_address, uint32_t rkey,
-                                                  Completion completion) {
-  write_raddr(qp, index, remote_address, rkey);
-  // Bytes past `length` are padding the NIC ignores; zeroing them keeps the WQE deterministic.
+// The inline segment of `length` (1..8) bytes held in `value` (memory order): the header and the
+// payload fit one 16 B chunk. Bytes past `length` are padding the NIC ignores; zeroing them keeps
+// the WQE deterministic.
+DISSECT_HD inline Segment inline_value_segment(uint64_t value, uint32_t length) {
   const uint64_t kept = length >= 8 ? value : value & ((uint64_t{1} << (8 * length)) - 1);
   const uint32_t header = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
   Segment s;
@@ -262,6 +258,17 @@ DISSECT_HD inline void write_rdma_write_value_wqe(const nic::QpHandle& qp, uint6
                              static_cast<uint32_t>(kept >> 32), 0};
   std::memcpy(&s, words, sizeof s);
 #endif
+  return s;
+}
+
+// An inline WRITE of `length` (1..8) bytes held in a register, in memory order of `value` (both
+// the GPU and x86 are little-endian): the header and the payload fit the first inline chunk.
+DISSECT_HD inline void write_rdma_write_value_wqe(const nic::QpHandle& qp, uint64_t index,
+                                                  uint64_t value, uint32_t length,
+                                                  uint64_t remote_address, uint32_t rkey,
+                                                  Completion completion) {
+  write_raddr(qp, index, remote_address, rkey);
+  const Segment s = inline_value_segment(value, length);
   store_segment(qp.sq.segment(index, 2), s);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(length), completion,
              mlx5::be32{0});
@@ -378,17 +385,7 @@ DISSECT_HD inline void write_dc_write_value_wqe(const nic::QpHandle& qp, uint64_
   const uint32_t at = 1 + av_ds(form);
   write_av(qp, index, destination, form);
   write_raddr_at(qp, index, at, remote_address, rkey);
-  const uint64_t kept = length >= 8 ? value : value & ((uint64_t{1} << (8 * length)) - 1);
-  const uint32_t header = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
-  Segment s;
-#if defined(__CUDA_ARCH__)
-  *reinterpret_cast<int4*>(&s) = make_int4(static_cast<int>(header), static_cast<int>(kept),
-                                           static_cast<int>(kept >> 32), 0);
-#else
-  const uint32_t words[4] = {header, static_cast<uint32_t>(kept),
-                             static_cast<uint32_t>(kept >> 32), 0};
-  std::memcpy(&s, words, sizeof s);
-#endif
+  const Segment s = inline_value_segment(value, length);
   store_segment(qp.sq.segment(index, at + 1), s);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_value_ds(form, length), completion,
              mlx5::be32{0});
