@@ -316,7 +316,7 @@ DISSECT_HD inline void stage_wqebb(const QpContext& qp, const mlx5::send_ring& s
 // Counters live in the QpContext only, added with relaxed atomics: the host reads them while the
 // engine runs, and the window never reads them back.
 DISSECT_HD inline void add_count(uint64_t& counter, uint64_t n) {
-  if (n != 0) fetch_add<TABLE_SCOPE>(&counter, n);
+  if (n != 0) add_relaxed<TABLE_SCOPE>(&counter, n);
 }
 
 // Makes `c` a fresh copy of `qp` (state acquired first: a QP in RESET may be a slot whose context
