@@ -1,6 +1,7 @@
 // `dissect gpu-kernel-cost`: §4.3.2, Figure 9 and Table 14, on the GPU. A compute (FMA) caller
 // and a memory-streaming caller keep N live values per thread across the communication call site,
-// in 528 blocks of 256 threads; each block sends 0, 1, 4 or 16 messages of 8 B or 7 KiB on its
+// in blocks of 256 threads, four per SM (the paper's 528 on 132 SMs; see BLOCKS_PER_CALLER_SM);
+// each block sends 0, 1, 4 or 16 messages of 8 B or 7 KiB on its
 // own QP (mini-gda, one QP per block, on the loopback rig). Variants, the paper's names:
 //   no communication code      the baseline kernel: the call site is not compiled in
 //   code only                  compiled in, its branch never taken (0 messages)
@@ -30,12 +31,17 @@ namespace {
 // One QP per block on one softnic: the rig runs the paper's 528 here and no more (gpu-rate's
 // limit on the same rig).
 constexpr uint32_t MAX_BLOCKS = 528;
+// The paper's 528 blocks are four per SM of a 132-SM GPU. Here the engine's CTAs hold whole SMs
+// (each fills an SM's registers: softnic/gpu_engine.h), so by default the launch keeps four
+// blocks per SM left to the callers; otherwise a kernel at exactly four resident blocks per SM
+// would pay a second wave that the paper's did not. --blocks 528 launches the paper's count.
+constexpr uint32_t BLOCKS_PER_CALLER_SM = 4;
 constexpr uint32_t STREAM_ROWS = 512;  // 512 rows x 135,168 threads x 4 B = 277 MB, > L2
 
 struct Config {
   std::vector<std::string> callers, builds, variants;
   std::vector<uint64_t> live, messages, sizes;
-  uint32_t blocks = MAX_BLOCKS, compute_steps = 8192, stream_steps = 2048, runs = 5;
+  uint32_t blocks = 0, compute_steps = 8192, stream_steps = 2048, runs = 5;
   LoopbackOptions rig;
 };
 
@@ -327,17 +333,28 @@ LoopbackOptions rig_options(const Config& c) {
   return o;
 }
 
-int run(const Config& c, Report& report) {
+int caller_sms(const Config& c) {
+  int sms = 0;
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c.rig.device),
+             "gpu-kernel-cost: SM count");
+  const int left = sms - static_cast<int>(c.rig.engine_ctas);
+  if (left < 1) {
+    throw InvalidArgument("--engine-ctas " + std::to_string(c.rig.engine_ctas) + " leaves no SM of " +
+                          std::to_string(sms) + " to the caller kernels");
+  }
+  return left;
+}
+
+int run(Config c, Report& report) {
+  const int sms = caller_sms(c);
+  if (c.blocks == 0) c.blocks = std::min<uint32_t>(MAX_BLOCKS, BLOCKS_PER_CALLER_SM * sms);
   LoopbackQps rig(rig_options(c));
   const Buffers buffers = allocate(rig, c);
   fill_sources<<<c.blocks, KERNEL_COST_THREADS, 0, rig.stream()>>>(
       rig.targets(), static_cast<uint32_t>(rig_options(c).buffer_bytes));
   check_cuda(cudaGetLastError(), "gpu-kernel-cost: launch the source fill");
   rig.synchronize("gpu-kernel-cost: source fill");
-  int sms = 0;
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c.rig.device),
-             "gpu-kernel-cost: SM count");
-  const Bench bench{rig, buffers, c, sms - static_cast<int>(c.rig.engine_ctas)};
+  const Bench bench{rig, buffers, c, sms};
   std::vector<std::pair<Case, std::vector<Case>>> groups;
   std::vector<const void*> kernels = {reinterpret_cast<const void*>(&drain_kernel),
                                       reinterpret_cast<const void*>(&check_and_clear)};
@@ -397,8 +414,11 @@ int run_gpu_kernel_cost(const Arguments& a, Report& report) {
   c.variants = a.choices("variants", "code-only,send,send-wait", {"code-only", "send", "send-wait"});
   c.messages = a.integers("messages", {1, 4, 16}, 1, 64);
   c.sizes = a.sizes({8, 7168}, 1, 1u << 20);
-  // One QP per block: --blocks above 528 is refused (the rig's limit here, the paper's 528).
-  c.blocks = static_cast<uint32_t>(a.integer("blocks", MAX_BLOCKS, 1, MAX_BLOCKS));
+  // One QP per block: --blocks above 528 is refused (the rig's limit here, the paper's 528);
+  // 0: four per SM left to the callers (BLOCKS_PER_CALLER_SM).
+  c.blocks = static_cast<uint32_t>(a.integer("blocks", 0, 0, MAX_BLOCKS));
+  // The messages are few (16 per block at most): 4 engine CTAs serve them and leave more SMs.
+  c.rig.engine_ctas = 4;
   c.compute_steps = static_cast<uint32_t>(a.integer("compute-steps", quick ? 1024 : c.compute_steps, 2, 1u << 24));
   c.stream_steps = static_cast<uint32_t>(a.integer("stream-steps", quick ? 256 : c.stream_steps, 2, 1u << 24));
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100));
