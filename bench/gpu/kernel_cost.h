@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "dissect/common/device.h"
+#include "dissect/proxy/ring.h"
 #include "loopback_qps.h"
 
 namespace dissect::bench::gpu {
@@ -21,8 +22,17 @@ enum class Caller : uint32_t { compute, stream };
 // inlined into the caller, or a call into a separately compiled (-rdc) translation unit.
 enum class Build : uint32_t { none, inlined, separate };
 
+// Whose submission the call is: mini-gda (one QP per block, the block's thread 0 builds the WQE
+// and rings) or mini-proxy (a 16 B descriptor into ring block % rings, shared by the blocks of
+// that ring; host workers post it).
+enum class Path : uint32_t { mini_gda, mini_proxy };
+
 struct KernelCostArgs {
-  const LoopbackTarget* targets;  // one QP per block
+  const LoopbackTarget* targets;  // mini-gda: one QP per block
+  const proxy::RingHandle* rings; // mini-proxy: block b enqueues on ring b % ring_count
+  uint32_t ring_count;
+  uint32_t slot_bytes;            // mini-proxy: block b's source and destination at b * slot_bytes
+  unsigned long long* last_index; // mini-proxy: per block, its last descriptor's index + 1 (0: none)
   const float* stream;            // Caller::stream: `stream_rows` rows of one float per thread
   uint32_t stream_rows;           // a power of two
   float* out;                     // one per thread, so that the work is not dead code
@@ -46,6 +56,6 @@ DISSECT_HD inline uint8_t kernel_cost_byte(uint32_t block, uint32_t i) {
 
 // The separately compiled build's caller kernels (kernel_cost/separate_kernels.cu), each of
 // signature void(KernelCostArgs); null for a live-value count it was not built for.
-const void* separate_kernel_cost(Caller caller, uint32_t live);
+const void* separate_kernel_cost(Caller caller, uint32_t live, Path path);
 
 }  // namespace dissect::bench::gpu

@@ -3,6 +3,8 @@
 // submits the block's messages, spread through its steps, on the block's own QP (mini-gda, one
 // QP per block), and waits for each when asked. The other warps compute throughout.
 //
+// mini-proxy (Path::mini_proxy): the same, through a descriptor into the block's ring.
+//
 // Included by kernel_cost.cu (no communication code; the send inlined) and by
 // kernel_cost/separate_kernels.cu (compiled with -rdc: the send is a real call into
 // kernel_cost/separate_send.cu, so the caller's live values must survive it).
@@ -12,6 +14,7 @@
 
 #include "dissect/common/clock.h"
 #include "dissect/gda/gda.h"
+#include "dissect/proxy/handoff.h"
 #include "kernel_cost.h"
 
 namespace dissect::bench::gpu {
@@ -40,17 +43,46 @@ __device__ __forceinline__ uint32_t send_message_body(const LoopbackTarget& t, u
   return static_cast<uint32_t>(s);
 }
 
-// The separately compiled send (kernel_cost/separate_send.cu; -rdc only).
+// mini-proxy: one write descriptor of `bytes` from block's source slot to its destination slot,
+// on a ring other blocks share (tuned handoff, shared producers); the payload was written before
+// the kernel, so no payload fence precedes the descriptor. The index + 1 is kept for the drain.
+// Proxy statuses are returned above 0xff so that the failure word tells the paths apart.
+__device__ __forceinline__ uint32_t send_proxy_body(const proxy::RingHandle& ring,
+                                                    unsigned long long* last_index, uint32_t block,
+                                                    uint32_t slot_bytes, uint32_t bytes,
+                                                    uint32_t wait) {
+  const uint32_t at = block * slot_bytes;
+  const proxy::Request r{proxy::Operation::write, 0, bytes, at, at};
+  uint64_t index = 0;
+  proxy::Status s = proxy::enqueue<proxy::tuned, proxy::Sharing::shared>(ring, r, &index);
+  if (s == proxy::Status::ok) *last_index = index + 1;
+  if (s == proxy::Status::ok && wait) s = proxy::wait_completion(ring, index);
+  return s == proxy::Status::ok ? 0 : 0x100 | static_cast<uint32_t>(s);
+}
+
+// The separately compiled sends (kernel_cost/separate_send.cu; -rdc only).
 __device__ uint32_t send_message_separate(const LoopbackTarget& t, uint32_t block,
                                           uint32_t message, uint32_t bytes, uint32_t wait);
+__device__ uint32_t send_proxy_separate(const proxy::RingHandle& ring,
+                                        unsigned long long* last_index, uint32_t block,
+                                        uint32_t slot_bytes, uint32_t bytes, uint32_t wait);
 
-template <Build B>
-__device__ __forceinline__ uint32_t send_message(const LoopbackTarget& t, uint32_t block,
-                                                 uint32_t message, uint32_t bytes, uint32_t wait) {
-  if constexpr (B == Build::separate) {
-    return send_message_separate(t, block, message, bytes, wait);
+// Block `block`'s message `message` on path P, through build B.
+template <Build B, Path P>
+__device__ __forceinline__ uint32_t send_message(const KernelCostArgs& a, uint32_t block,
+                                                 uint32_t message) {
+  if constexpr (P == Path::mini_proxy) {
+    const proxy::RingHandle& ring = a.rings[block % a.ring_count];
+    unsigned long long* last = a.last_index + block;
+    if constexpr (B == Build::separate) {
+      return send_proxy_separate(ring, last, block, a.slot_bytes, a.bytes, a.wait);
+    } else {
+      return send_proxy_body(ring, last, block, a.slot_bytes, a.bytes, a.wait);
+    }
+  } else if constexpr (B == Build::separate) {
+    return send_message_separate(a.targets[block], block, message, a.bytes, a.wait);
   } else {
-    return send_message_body(t, block, message, bytes, wait);
+    return send_message_body(a.targets[block], block, message, a.bytes, a.wait);
   }
 }
 
@@ -83,7 +115,7 @@ __device__ inline void kernel_cost_failure(const KernelCostArgs& a, uint32_t sta
   if (atomicCAS(&a.failure[0], 0u, status) == 0) a.failure[1] = blockIdx.x;
 }
 
-template <Caller C, uint32_t LIVE, Build B>
+template <Caller C, uint32_t LIVE, Build B, Path P = Path::mini_gda>
 __global__ void __launch_bounds__(KERNEL_COST_THREADS) kernel_cost(KernelCostArgs a) {
   const uint32_t threads = gridDim.x * blockDim.x;
   const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
@@ -100,7 +132,7 @@ __global__ void __launch_bounds__(KERNEL_COST_THREADS) kernel_cost(KernelCostArg
   for (uint32_t step = 0; step < a.steps; ++step) {
     if constexpr (B != Build::none) {
       if (threadIdx.x == 0 && step == next) {
-        const uint32_t s = send_message<B>(a.targets[blockIdx.x], blockIdx.x, sent, a.bytes, a.wait);
+        const uint32_t s = send_message<B, P>(a, blockIdx.x, sent);
         if (s != 0) kernel_cost_failure(a, s);
         next = ++sent < a.messages && s == 0 ? next + every : 0xffffffffu;
       }

@@ -1,6 +1,6 @@
-"""gpu-kernel-cost on 8 blocks with short work: every case of both callers and both builds runs,
-validates its payload, and carries the loss, registers, local memory and residency its row
-explains. Exit 77 (skipped) without a CUDA device."""
+"""gpu-kernel-cost on 8 blocks with short work: every case of both paths (mini-gda, mini-proxy),
+both callers and both builds runs, validates its payload, and carries the loss, registers, local
+memory and residency its row explains. Exit 77 (skipped) without a CUDA device."""
 import json
 import os
 import subprocess
@@ -21,8 +21,9 @@ with tempfile.TemporaryDirectory() as tmp:
     results = json.load(open(out))["results"]
 
 failures = []
-# Per caller: the baseline, then per build: code only and send / send-wait x 2 counts x 2 sizes.
-expected = 2 * (1 + 2 * (1 + 2 * 2 * 2))
+# Per path and caller: the baseline, then per build: code only and send / send-wait x 2 counts x
+# 2 sizes.
+expected = 2 * 2 * (1 + 2 * (1 + 2 * 2 * 2))
 if len(results) != expected:
     failures.append(f"{len(results)} results, expected {expected}")
 for r in results:
@@ -43,6 +44,9 @@ for r in results:
         failures.append(f"{label}: metrics {names}")
     if not baseline and "baseline_registers_per_thread" not in k:
         failures.append(f"{label}: the baseline's registers are not beside its own")
+paths = {r["knobs"]["path"] for r in results}
+if paths != {"mini-gda", "mini-proxy"}:
+    failures.append(f"paths {sorted(paths)}")
 builds = {r["knobs"]["build"] for r in results}
 if builds != {"none", "inlined", "separate (-rdc)"}:
     failures.append(f"builds {sorted(builds)}")
