@@ -416,6 +416,10 @@ int run_gpu_kernel_cost(const Arguments& a, Report& report) {
   a.provider({"softnic"});
   Config c;
   read_flags(a, c);
+  if (a.flag("raw")) {
+    throw InvalidArgument("--raw: gpu-kernel-cost reports one time per launch (its runs), no "
+                          "per-sample times to keep");
+  }
   a.check_all_used();
   const uint64_t most = *std::max_element(c.messages.begin(), c.messages.end());
   if (std::min(c.compute_steps, c.stream_steps) <= most) {

@@ -11,7 +11,7 @@ dissect = sys.argv[1]
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "kernel_cost.json")
     run = subprocess.run([dissect, "gpu-kernel-cost", "--blocks", "8", "--live", "8", "--messages", "1,4",
-                          "--sizes", "8,7K", "--compute-steps", "64", "--stream-steps", "32", "--runs", "1",
+                          "--sizes", "8,7K", "--compute-steps", "4096", "--stream-steps", "1024", "--runs", "1",
                           "--output", out], capture_output=True, text=True, timeout=240)
     if "no CUDA device: skipped" in run.stderr:
         print("no CUDA device: skipped", file=sys.stderr)
