@@ -34,6 +34,9 @@ if "$dissect" list | grep -qx gpu-rate; then
   expect_error "each thread drives --qps / --threads QPs alone" gpu-rate --threads 2 --qps 4 --sharing shared
   expect_error "--qps item 0 is out of range" gpu-completion-scope --qps 1,0
   expect_error "'x'" nic-ceiling --qps 1,x
+  expect_error "--blocks = 529" gpu-kernel-cost --blocks 529
+  expect_error "must exceed --messages' largest (16)" gpu-kernel-cost --compute-steps 16
+  expect_error "'12'" gpu-kernel-cost --live 12
 fi
 
 # Every experiment lists its flags under --help (CLI11), exits 0 and measures nothing.
