@@ -1,5 +1,6 @@
 // `dissect moe`: DeepEP's low-latency dispatch and combine (the MoE client, include/dissect/moe)
-// with R ranks on one GPU, in one process, on the softnic GPU engine, through mini-gda.
+// with R ranks on one GPU, in one process, on the softnic GPU engine, through mini-gda or mini-proxy
+// with GPU producers (tuned handoff; a CPU worker per (rank, destination rank)).
 //
 // Per sample: reset the per-call counters, flush L2 (256 MB overwritten, as DeepEP's bench does),
 // time the dispatch kernel of every rank with CUDA events (the launch is the barrier: every rank
@@ -51,11 +52,8 @@ double parse_fraction(const Arguments& a) {
 MoeRunConfig parse(const Arguments& a) {
   a.provider({"softnic"});
   MoeRunConfig c;
-  const std::string transport = a.text("transport", "mini-gda");
-  if (transport == "mini-proxy") {
-    throw InvalidArgument("--transport mini-proxy: not built yet (the MoE client runs on mini-gda only)");
-  }
-  if (transport != "mini-gda") throw InvalidArgument("--transport '" + transport + "': one of {mini-gda}");
+  const std::string transport = a.choice("transport", "mini-gda", {"mini-gda", "mini-proxy"});
+  c.rig.transport = transport == "mini-gda" ? gpu::MoeTransportKind::mini_gda : gpu::MoeTransportKind::mini_proxy;
   const bool quick = a.flag("quick");
   moe::MoeShape& s = c.rig.shape;
   s.hidden = static_cast<uint32_t>(a.integer("hidden", s.hidden, 128, 65536));
@@ -133,9 +131,11 @@ Result phase_result(const MoeRunConfig& c, const char* phase, const PhaseSeries&
   r.label = std::string(phase) + ", " + std::to_string(s.ranks) + " ranks, " + std::to_string(s.tokens) + " tokens";
   r.engine = "gpu-kernel";
   r.placement = "gpu";
-  r.submitter = "gpu-warp";
+  r.submitter = c.rig.transport == gpu::MoeTransportKind::mini_gda ? "gpu-warp" : "proxy-worker";
   r.pe_layout = std::to_string(s.ranks) + " PEs, 1 process, 1 GPU";
-  r.knobs = {{"phase", phase}, {"transport", "mini-gda"}, {"ordering", "gpu-release-store"},
+  r.knobs = {{"phase", phase}, {"transport", gpu::to_string(c.rig.transport)},
+             {"ordering", c.rig.transport == gpu::MoeTransportKind::mini_gda ? "gpu-release-store"
+                                                                          : "tuned handoff, shared rings"},
              {"hidden", std::to_string(s.hidden)}, {"top_k", std::to_string(s.top_k)},
              {"experts", std::to_string(s.experts)}, {"tokens", std::to_string(s.tokens)},
              {"ranks", std::to_string(s.ranks)}, {"seed", std::to_string(c.rig.routing.seed)},
@@ -161,7 +161,7 @@ void print_deepep(const MoeRunConfig& c, const std::vector<uint64_t>& selections
   const moe::MoeShape& s = c.rig.shape;
   const double dt = mean(d.all_latency), ct = mean(m.all_latency);
   std::printf("moe: DeepEP low-latency, %u ranks on one GPU (softnic: a model, not a ConnectX), "
-              "transport mini-gda\n", s.ranks);
+              "transport %s\n", s.ranks, gpu::to_string(c.rig.transport));
   for (uint32_t r = 0; r < s.ranks; ++r) {
     const double db = double(selections[r]) * moe::dispatch_message_bytes(s) / 1e9 / (dt * 1e-6);
     const double cb = double(selections[r]) * moe::combine_message_bytes(s) / 1e9 / (ct * 1e-6);
@@ -235,8 +235,8 @@ int run_moe(const Arguments& a, Report& report) {
 
 const bool registered = register_experiment(
     {"moe",
-     "DeepEP low-latency MoE dispatch and combine (FP8 dispatch, BF16 combine) of R ranks on one GPU "
-     "through mini-gda; DeepEP's per-rank print and pplx-kernels' TSV (--tsv)",
+     "DeepEP low-latency MoE dispatch and combine (FP8 dispatch, BF16 combine) of R ranks on one GPU, "
+     "--transport mini-gda|mini-proxy; DeepEP's per-rank print and pplx-kernels' TSV (--tsv)",
      run_moe, false});
 
 }  // namespace

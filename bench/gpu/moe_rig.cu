@@ -7,7 +7,9 @@
 #include "dissect/gda/ordering.h"
 #include "dissect/moe/combine.h"
 #include "dissect/moe/dispatch.h"
+#include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/moe/transport_gda.h"
+#include "dissect/moe/transport_proxy.h"
 #include "harness.cuh"
 
 namespace dissect::bench::gpu {
@@ -15,7 +17,8 @@ namespace {
 
 // GPU-scope release stores (DeepEP's st.release.gpu): the engine is a kernel on this GPU, and the
 // queues and arenas are in its memory, so GPU scope orders the WQE before the doorbell for it.
-using Transport = moe::GdaTransport<gda::ordering::gpu_release_store>;
+using GdaTransport = moe::GdaTransport<gda::ordering::gpu_release_store>;
+using moe::ProxyTransport;
 
 __device__ void note_failure(uint32_t* failure, gda::Status s) {
   if (s != gda::Status::ok && (threadIdx.x & 31) == 0) atomicCAS(failure, 0u, static_cast<uint32_t>(s));
@@ -42,6 +45,7 @@ __global__ void moe_reset_kernel(const moe::MoeRankHandle* handles) {
   if (threadIdx.x < moe::STAMP_BYTES / 8) words[threadIdx.x] = 0;
 }
 
+template <typename Transport>
 __global__ void __launch_bounds__(MOE_WARPS_PER_CTA * 32)
     moe_dispatch_kernel(const moe::MoeRankHandle* handles, uint32_t ctas_per_rank, uint32_t* failure) {
   const WarpPlace p = place(handles, ctas_per_rank);
@@ -55,6 +59,7 @@ __global__ void __launch_bounds__(MOE_WARPS_PER_CTA * 32)
   moe::run_experts(moe::Warp{}, *p.h, p.warp, p.warps);
 }
 
+template <typename Transport>
 __global__ void __launch_bounds__(MOE_WARPS_PER_CTA * 32)
     moe_combine_kernel(const moe::MoeRankHandle* handles, uint32_t ctas_per_rank, uint64_t epoch,
                        uint32_t* failure) {
@@ -72,15 +77,23 @@ __global__ void l2_flush_kernel(uint4* buffer, size_t count, uint32_t value) {
 
 }  // namespace
 
+const char* to_string(MoeTransportKind kind) {
+  return kind == MoeTransportKind::mini_gda ? "mini-gda" : "mini-proxy";
+}
+
 struct GpuMoeRig::Rank {
   std::unique_ptr<nic::ProtectionDomain> pd;
   uint8_t* arena = nullptr;
   nic::MemoryRegion mr;
-  std::vector<std::unique_ptr<nic::QueuePair>> qps;
+  std::vector<std::unique_ptr<nic::QueuePair>> qps;  // mini-gda: [ranks x L]; mini-proxy: [ranks]
   nic::QpHandle* device_qps = nullptr;
+  proxy::RingHandle* device_rings = nullptr;         // mini-proxy: [ranks x L]
 };
 
-uint32_t GpuMoeRig::qps() const { return options_.shape.ranks * options_.shape.ranks * moe::local_experts(options_.shape); }
+uint32_t GpuMoeRig::qps() const {
+  const uint32_t per_pair = options_.transport == MoeTransportKind::mini_gda ? moe::local_experts(options_.shape) : 1;
+  return options_.shape.ranks * options_.shape.ranks * per_pair;
+}
 
 GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_layout(o.shape)) {
   const std::string error = moe::shape_error(o.shape);
@@ -90,6 +103,10 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
                                 " is not a positive multiple of 8");
   }
   ctas_per_rank_ = o.warps_per_rank / MOE_WARPS_PER_CTA;
+  if (o.transport == MoeTransportKind::mini_proxy && layout_.bytes > (uint64_t{1} << 32)) {
+    throw std::invalid_argument("moe: a rank's arena of " + std::to_string(layout_.bytes) +
+                                " bytes does not fit the proxy descriptor's 32-bit local offset");
+  }
   softnic::GpuSoftNicOptions n;
   n.device = o.device;
   n.engine_ctas = o.engine_ctas;
@@ -105,15 +122,21 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
   nic::QpAttributes a;
   a.sq_wqebbs = moe::required_sq_wqebbs(o.shape);
   a.max_inline = 16;
-  a.placement = nic::Placement::gpu;
+  // mini-proxy: the CPU workers write the WQEs and doorbells, so their queues live in host memory
+  // (mapped: the GPU engine reads them over PCIe, as a NIC would).
+  a.placement = o.transport == MoeTransportKind::mini_gda ? nic::Placement::gpu : nic::Placement::host;
+  if (o.transport == MoeTransportKind::mini_proxy) a.sq_wqebbs = 1024;
   for (uint32_t r = 0; r < o.shape.ranks; ++r) open_rank(r, a);
   connect();
+  if (o.transport == MoeTransportKind::mini_proxy) open_proxies();
   upload_handles();
   preload_and_start();
 }
 
 GpuMoeRig::~GpuMoeRig() {
+  for (auto& p : proxies_) p->stop(proxy::StopMode::abandon);
   if (nic_) nic_->stop();
+  proxies_.clear();
   for (auto& r : ranks_) r->qps.clear();
   for (auto& r : ranks_) r->pd.reset();
   for (void* p : device_memory_) cudaFree(p);
@@ -127,9 +150,7 @@ void GpuMoeRig::open_rank(uint32_t r, const nic::QpAttributes& attributes) {
   rank->arena = static_cast<uint8_t*>(nic_->allocate(layout_.bytes, nic::Placement::gpu));
   check_cuda(cudaMemset(rank->arena, 0, layout_.bytes), "moe: arena");
   rank->mr = rank->pd->register_memory(rank->arena, layout_.bytes, nic::ACCESS_ALL);
-  for (uint32_t q = 0; q < options_.shape.ranks * moe::local_experts(options_.shape); ++q) {
-    rank->qps.push_back(rank->pd->create_qp(attributes));
-  }
+  for (uint32_t q = 0; q < qps() / options_.shape.ranks; ++q) rank->qps.push_back(rank->pd->create_qp(attributes));
   inputs_.push_back(moe::make_inputs(options_.shape, options_.routing, r));
   const moe::RankInputs& in = inputs_.back();
   check_cuda(cudaMemcpy(rank->arena + layout_.x, in.x.data(), in.x.size() * 2, cudaMemcpyHostToDevice), "moe: x");
@@ -143,13 +164,38 @@ void GpuMoeRig::open_rank(uint32_t r, const nic::QpAttributes& attributes) {
 
 // QP (r -> d, l) to QP (d -> r, l); a rank's own QPs to themselves.
 void GpuMoeRig::connect() {
-  const uint32_t local = moe::local_experts(options_.shape), ranks = options_.shape.ranks;
+  const uint32_t ranks = options_.shape.ranks, local = qps() / ranks / ranks;
   for (uint32_t r = 0; r < ranks; ++r) {
     for (uint32_t d = 0; d < ranks; ++d) {
       for (uint32_t l = 0; l < local; ++l) {
         ranks_[r]->qps[d * local + l]->connect(ranks_[d]->qps[r * local + l]->endpoint());
       }
     }
+  }
+}
+
+// Rank r's proxy (moe/transport_proxy.h): worker d on QP (r -> d), window d = r's arena -> d's
+// arena, ring l x ranks + d (served by worker d) for channel (d, l); rings in mapped host memory,
+// the producers' counters in GPU memory (proxy_cuda_rig.h).
+void GpuMoeRig::open_proxies() {
+  const uint32_t ranks = options_.shape.ranks, local = moe::local_experts(options_.shape);
+  for (uint32_t r = 0; r < ranks; ++r) {
+    proxy::ProxyConfig c;
+    c.workers = ranks;
+    c.rings = ranks * local;
+    c.ring_entries = 512;
+    c.batch = options_.doorbell_batch;
+    c.pin = false;
+    c.timeout_ns = options_.timeout_ns;
+    c.memory.shared = proxy::cuda::mapped_host_allocator();
+    c.memory.producer = proxy::cuda::device_allocator();
+    std::vector<nic::QpHandle> worker_qps;
+    std::vector<proxy::Window> windows;
+    for (uint32_t d = 0; d < ranks; ++d) {
+      worker_qps.push_back(ranks_[r]->qps[d]->handle());
+      windows.push_back({peers_[r].base, ranks_[r]->mr.lkey, peers_[d].base, peers_[d].rkey});
+    }
+    proxies_.push_back(std::make_unique<proxy::Proxy>(c, worker_qps, windows));
   }
 }
 
@@ -171,8 +217,19 @@ void GpuMoeRig::upload_handles() {
     for (auto& qp : rank.qps) qps.push_back(qp->handle());
     rank.device_qps = static_cast<nic::QpHandle*>(device(sizeof(nic::QpHandle) * qps.size()));
     check_cuda(cudaMemcpy(rank.device_qps, qps.data(), sizeof(nic::QpHandle) * qps.size(), cudaMemcpyHostToDevice), "moe: QPs");
+    if (!proxies_.empty()) {
+      const uint32_t local = moe::local_experts(options_.shape);
+      std::vector<proxy::RingHandle> rings;
+      for (uint32_t d = 0; d < ranks; ++d) {
+        for (uint32_t l = 0; l < local; ++l) rings.push_back(proxies_[r]->ring(l * ranks + d));
+      }
+      rank.device_rings = static_cast<proxy::RingHandle*>(device(sizeof(proxy::RingHandle) * rings.size()));
+      check_cuda(cudaMemcpy(rank.device_rings, rings.data(), sizeof(proxy::RingHandle) * rings.size(),
+                            cudaMemcpyHostToDevice), "moe: rings");
+    }
     handles.push_back(moe::MoeRankHandle{options_.shape, layout_, r, rank.arena, rank.mr.lkey, device_peers_,
-                                         rank.device_qps, options_.doorbell_batch, options_.timeout_ns});
+                                         rank.device_qps, rank.device_rings, options_.doorbell_batch,
+                                         options_.timeout_ns});
   }
   handles_ = static_cast<moe::MoeRankHandle*>(device(sizeof(moe::MoeRankHandle) * ranks));
   check_cuda(cudaMemcpy(handles_, handles.data(), sizeof(moe::MoeRankHandle) * ranks, cudaMemcpyHostToDevice), "moe: handles");
@@ -184,16 +241,19 @@ void GpuMoeRig::upload_handles() {
 // resident: counts and flags wait on other warps), then starts the engine.
 void GpuMoeRig::preload_and_start() {
   softnic::reserve_local_memory(8192);
-  const void* kernels[] = {reinterpret_cast<const void*>(moe_reset_kernel),
-                           reinterpret_cast<const void*>(moe_dispatch_kernel),
-                           reinterpret_cast<const void*>(moe_experts_kernel),
-                           reinterpret_cast<const void*>(moe_combine_kernel),
+  const bool gda = options_.transport == MoeTransportKind::mini_gda;
+  dispatch_kernel_ = gda ? reinterpret_cast<const void*>(moe_dispatch_kernel<GdaTransport>)
+                         : reinterpret_cast<const void*>(moe_dispatch_kernel<ProxyTransport>);
+  combine_kernel_ = gda ? reinterpret_cast<const void*>(moe_combine_kernel<GdaTransport>)
+                        : reinterpret_cast<const void*>(moe_combine_kernel<ProxyTransport>);
+  const void* kernels[] = {reinterpret_cast<const void*>(moe_reset_kernel), dispatch_kernel_,
+                           reinterpret_cast<const void*>(moe_experts_kernel), combine_kernel_,
                            reinterpret_cast<const void*>(l2_flush_kernel)};
   for (const void* k : kernels) softnic::preload_kernel(k, "moe");
   int sms = 0, per_sm_dispatch = 0, per_sm_combine = 0;
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options_.device), "moe: SMs");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_dispatch, moe_dispatch_kernel, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_combine, moe_combine_kernel, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_dispatch, dispatch_kernel_, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_combine, combine_kernel_, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
   const int resident = std::min(per_sm_dispatch, per_sm_combine) * (sms - static_cast<int>(options_.engine_ctas));
   const uint32_t wanted = ctas_per_rank_ * options_.shape.ranks;
   if (resident < static_cast<int>(wanted)) {
@@ -203,6 +263,7 @@ void GpuMoeRig::preload_and_start() {
                                 " engine CTAs: at most " + std::to_string(resident) + "; lower --warps-per-rank");
   }
   nic_->start();
+  for (auto& p : proxies_) p->start();
 }
 
 void GpuMoeRig::check_failure(const char* phase) const {
@@ -222,12 +283,14 @@ MoeSample GpuMoeRig::run_once() {
   moe_reset_kernel<<<ranks, 32, 0, stream_>>>(handles_);
   l2_flush_kernel<<<264, 512, 0, stream_>>>(reinterpret_cast<uint4*>(flush_), flush_words, static_cast<uint32_t>(epoch_));
   cudaEventRecord(events_[0], stream_);
-  moe_dispatch_kernel<<<grid, block, 0, stream_>>>(handles_, ctas_per_rank_, failure_);
+  void* dispatch_args[] = {&handles_, &ctas_per_rank_, &failure_};
+  check_cuda(cudaLaunchKernel(dispatch_kernel_, grid, block, dispatch_args, 0, stream_), "moe: dispatch launch");
   cudaEventRecord(events_[1], stream_);
   moe_experts_kernel<<<grid, block, 0, stream_>>>(handles_, ctas_per_rank_);
   l2_flush_kernel<<<264, 512, 0, stream_>>>(reinterpret_cast<uint4*>(flush_), flush_words, static_cast<uint32_t>(epoch_) + 1);
   cudaEventRecord(events_[2], stream_);
-  moe_combine_kernel<<<grid, block, 0, stream_>>>(handles_, ctas_per_rank_, epoch_, failure_);
+  void* combine_args[] = {&handles_, &ctas_per_rank_, &epoch_, &failure_};
+  check_cuda(cudaLaunchKernel(combine_kernel_, grid, block, combine_args, 0, stream_), "moe: combine launch");
   cudaEventRecord(events_[3], stream_);
   check_cuda(cudaGetLastError(), "moe: launch");
   check_failure("dispatch and combine");

@@ -4,6 +4,10 @@
 // rank at once (blockIdx picks the rank), so all ranks start together and every warp the phase
 // waits on is resident: the kernel boundary is the barrier before each sample.
 //
+// Transports: mini-gda (the warps build WQEs into GPU-resident QPs) or mini-proxy with GPU
+// producers (the warps write descriptors into mapped host rings with the tuned handoff; each
+// rank's Proxy has a CPU worker per destination rank, whose host-resident QP the GPU engine reads).
+//
 // Everything is allocated and every kernel loaded before the engine starts (gpu_engine.h HAZARDS).
 #pragma once
 
@@ -19,16 +23,21 @@
 #include "dissect/moe/routing.h"
 #include "dissect/moe/stamps.h"
 #include "dissect/nic/nic.h"
+#include "dissect/proxy/proxy.h"
 #include "dissect/softnic/gpu_engine.h"
 
 namespace dissect::bench::gpu {
 
+enum class MoeTransportKind { mini_gda, mini_proxy };
+const char* to_string(MoeTransportKind kind);
+
 struct GpuMoeOptions {
+  MoeTransportKind transport = MoeTransportKind::mini_gda;
   moe::MoeShape shape;
   moe::RoutingOptions routing;
   int device = 0;
   uint32_t warps_per_rank = 32;   // a phase's warps per rank (8 per CTA)
-  uint32_t doorbell_batch = 4;    // DeepEP's kNumRequestInBatch
+  uint32_t doorbell_batch = 4;    // DeepEP's kNumRequestInBatch (mini-proxy: the worker's chain)
   uint32_t engine_ctas = 16;
   uint32_t engine_warps_per_cta = 8;
   std::string nic_profile = "fast";
@@ -64,6 +73,7 @@ class GpuMoeRig {
   struct Rank;
   void open_rank(uint32_t r, const nic::QpAttributes& attributes);
   void connect();
+  void open_proxies();
   void upload_handles();
   void preload_and_start();
   void check_failure(const char* phase) const;
@@ -84,7 +94,10 @@ class GpuMoeRig {
   std::vector<void*> device_memory_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t events_[4] = {};
+  const void* dispatch_kernel_ = nullptr;  // the phase kernels for options_.transport
+  const void* combine_kernel_ = nullptr;
   uint64_t epoch_ = 0;
+  std::vector<std::unique_ptr<proxy::Proxy>> proxies_;  // mini-proxy: one per rank
 };
 
 }  // namespace dissect::bench::gpu

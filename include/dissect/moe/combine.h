@@ -27,7 +27,10 @@ DISSECT_HD inline void run_experts(const Lanes& lanes, const MoeRankHandle& h, u
   const MoeShape& s = h.shape;
   const ArenaLayout& a = h.layout;
   for (uint32_t local = 0; local < local_experts(s); ++local) {
-    const uint32_t rows = region<uint32_t>(h, a.packed_count)[local];
+    // An atomic load: the count was added to by the dispatch's receivers (other warps or threads)
+    // after a plain reset by this rank's reset_dispatch; a plain load let GCC -O2 forward the
+    // reset's zero to it in the CPU tier's rig.
+    const uint32_t rows = load_acquire<Scope::gpu>(region<uint32_t>(h, a.packed_count) + local);
     for (uint32_t r = warp; r < rows; r += warps) {
       const uint64_t row = uint64_t{local} * expert_capacity(s) + r;
       run_expert(lanes, s, h.rank * local_experts(s) + local,
@@ -46,24 +49,18 @@ DISSECT_HD inline gda::Status combine_send(const Lanes& lanes, const MoeRankHand
   const uint64_t range = region<uint64_t>(h, a.packed_layout_range)[uint64_t{local} * s.ranks + destination];
   const uint32_t count = static_cast<uint32_t>(range >> 32), begin = static_cast<uint32_t>(range);
   const uint32_t expert = h.rank * local_experts(s) + local;
-  const nic::QpHandle& qp = qp_towards(h, destination, local);
-  const PeerWindow peer = h.peers[destination];
+  const uint32_t bytes = combine_message_bytes(s);
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t row = uint64_t{local} * expert_capacity(s) + begin + i;
     const auto token = static_cast<uint32_t>(region<int32_t>(h, a.packed_src_info)[row]);
     const gda::Status status = timed_post(lanes, clock, [&] {
-      const gda::WriteRequest request{
-          reinterpret_cast<uint64_t>(region<uint16_t>(h, a.expert_out) + row * s.hidden), h.lkey,
-          combine_message_bytes(s), peer.base + combine_recv_offset(s, a, expert, token), peer.rkey};
-      return Transport::send(qp, request, i, h.doorbell_batch);
+      return Transport::send(h, destination, local, a.expert_out + row * bytes,
+                             combine_recv_offset(s, a, expert, token), bytes, i);
     });
     if (status != gda::Status::ok) return status;
   }
-  const uint64_t qp_index = uint64_t{destination} * local_experts(s) + local;
   return timed_post(lanes, clock, [&] {
-    return Transport::signal(qp, peer.base + combine_flag_offset(a, expert), peer.rkey, 1,
-                             reinterpret_cast<uint64_t>(h.arena + a.atomic_result) + 8 * qp_index,
-                             h.lkey);
+    return Transport::signal(h, destination, local, combine_flag_offset(a, expert), 1);
   });
 }
 

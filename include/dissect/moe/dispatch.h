@@ -7,7 +7,7 @@
 //            atomic) and writes the message to rank(e)'s recv_x[local(e)][this rank][slot] on the
 //            QP for local(e); then counts it in finished[e]
 //   count    warp w takes experts w, w + W, ...: waits until finished[e] holds every token this
-//            rank routed to e, then adds -(n) - 1 to rank(e)'s recv_count[local(e)][this rank] on
+//            rank routed to e, then adds n + 1 to rank(e)'s recv_count[local(e)][this rank] on
 //            the same QP, after the data (DeepEP's count encoding: 0 means "not yet")
 //   receive  warp w takes (local expert, source) pairs w, w + W, ...: waits (bounded, naming rank,
 //            expert and source) for the count, reserves n rows of the expert's packed output with
@@ -62,12 +62,13 @@ DISSECT_HD inline gda::Status dispatch_send_token(const Lanes& lanes, const MoeR
     const uint32_t local = expert_local_index(s, e);
     const gda::Status status = timed_post(lanes, clock, [&] {
       const uint32_t slot = fetch_add<Scope::gpu>(&next_slot[e], 1u);
-      const gda::WriteRequest request{reinterpret_cast<uint64_t>(message), h.lkey, message_bytes,
-                                      h.peers[d].base + recv_x_offset(s, h.layout, local, h.rank, slot),
-                                      h.peers[d].rkey};
-      const gda::Status posted =
-          Transport::send(qp_towards(h, d, local), request, slot, h.doorbell_batch);
-      fetch_add<Scope::gpu>(&finished[e], 1u);  // after the post: the count's WQE comes later
+      const gda::Status posted = Transport::send(
+          h, d, local, h.layout.send_x + uint64_t{token} * message_bytes,
+          recv_x_offset(s, h.layout, local, h.rank, slot), message_bytes, slot);
+      // A release: the counting warp that sees this increment (acquire) reserves the count's WQE
+      // after this message's, so the count follows the data on the QP.
+      fence_release<Scope::gpu>();
+      fetch_add<Scope::gpu>(&finished[e], 1u);
       return posted;
     });
     if (status != gda::Status::ok) return status;
@@ -102,13 +103,8 @@ DISSECT_HD inline gda::Status dispatch_send_count(const Lanes& lanes, const MoeR
   }
   status = lanes.broadcast(status);
   if (status != gda::Status::ok) return status;
-  const uint64_t qp_index = uint64_t{d} * local_experts(s) + local;
   return timed_post(lanes, clock, [&] {
-    return Transport::signal(qp_towards(h, d, local),
-                             h.peers[d].base + recv_count_offset(s, h.layout, local, h.rank),
-                             h.peers[d].rkey, ~uint64_t{routed},  // -(n) - 1, two's complement
-                             reinterpret_cast<uint64_t>(h.arena + h.layout.atomic_result) + 8 * qp_index,
-                             h.lkey);
+    return Transport::signal(h, d, local, recv_count_offset(s, h.layout, local, h.rank), routed + 1);
   });
 }
 
@@ -129,7 +125,7 @@ DISSECT_HD inline gda::Status dispatch_receive(const Lanes& lanes, const MoeRank
   if (lanes.leader()) {
     const WaitTarget target{"dispatch count", h.rank, h.rank * local_experts(s) + local, source};
     status = wait_word(count_word, [](uint64_t v) { return v != 0; }, target, h.timeout_ns, &seen);
-    count = static_cast<uint32_t>(~seen);  // -(n) - 1 -> n
+    count = static_cast<uint32_t>(seen - 1);  // n + 1 -> n
     if (status == gda::Status::ok && count > s.max_tokens) status = gda::Status::invalid_request;
     if (status == gda::Status::ok) {
       begin = fetch_add<Scope::gpu>(region<uint32_t>(h, a.packed_count) + local, count);
@@ -142,6 +138,7 @@ DISSECT_HD inline gda::Status dispatch_receive(const Lanes& lanes, const MoeRank
   if (status != gda::Status::ok) return status;
   count = lanes.broadcast(count);
   begin = lanes.broadcast(begin);
+  lanes.sync();  // the leader's acquire of the count before every lane's reads of the messages
   const uint64_t scale_bytes = uint64_t{scales_per_token(s)} * 4;
   for (uint32_t i = 0; i < count; ++i) {
     uint8_t* message = region<uint8_t>(h, recv_x_offset(s, a, local, source, i));
@@ -151,8 +148,9 @@ DISSECT_HD inline gda::Status dispatch_receive(const Lanes& lanes, const MoeRank
     copy_words(lanes, region<uint8_t>(h, a.packed_scales) + row * scale_bytes,
                message_scales(message, s), static_cast<uint32_t>(scale_bytes));
     if (lanes.leader()) {
-      region<int32_t>(h, a.packed_src_info)[row] =
-          reinterpret_cast<const MessageHeader*>(message)->source_token;
+      int32_t source_token;  // the header is 4-aligned only when the message size is not 16k
+      memcpy(&source_token, message, sizeof source_token);
+      region<int32_t>(h, a.packed_src_info)[row] = source_token;
     }
   }
   return gda::Status::ok;

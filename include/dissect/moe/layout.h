@@ -6,7 +6,7 @@
 //                     topk_weights [max_tokens][top_k] float
 //   dispatch send     send_x [max_tokens][message]: each token packed once (FP8 + scales)
 //   dispatch recv     recv_x [local_experts][ranks][max_tokens][message], written by the NIC;
-//                     recv_count [local_experts][ranks] uint64, DeepEP's -(n) - 1 after an atomic
+//                     recv_count [local_experts][ranks] uint64, n + 1 after an atomic (0: not yet)
 //   dispatch output   packed_x [local_experts][ranks x max_tokens][hidden] FP8,
 //                     packed_scales [..][scales], packed_src_info [..] int32 (source token),
 //                     packed_layout_range [local_experts][ranks] (count << 32 | begin),

@@ -1,7 +1,9 @@
 // Test support: several MoE ranks on one softnic with the host-thread engine. Each rank has its
-// PD, one arena in host memory registered once, and a QP per (destination rank, local expert)
-// connected to the mirror QP of the destination (moe/handle.h). Host threads stand in for the
-// warps of every rank and run the same dispatch/combine bodies the GPU runs.
+// PD and one arena in host memory registered once. mini-gda: a QP per (destination rank, local
+// expert) connected to the mirror QP of the destination (moe/handle.h). mini-proxy: a Proxy per
+// rank whose worker d owns a QP connected to rank d's worker for this rank, and a ring per
+// (destination, local expert) (moe/transport_proxy.h). Host threads stand in for the warps of
+// every rank and run the same dispatch/combine bodies the GPU runs.
 #pragma once
 
 #include <cstdlib>
@@ -15,6 +17,8 @@
 #include "dissect/moe/dispatch.h"
 #include "dissect/moe/reference.h"
 #include "dissect/moe/transport_gda.h"
+#include "dissect/moe/transport_proxy.h"
+#include "dissect/proxy/proxy.h"
 #include "dissect/nic/nic.h"
 #include "dissect/softnic/softnic.h"
 
@@ -22,6 +26,7 @@ namespace dissect::testing {
 
 // System-scope release stores: the engine is a host thread, outside any GPU scope.
 using MoeTransport = moe::GdaTransport<gda::ordering::system_release_store>;
+enum class MoeTransportKind { mini_gda, mini_proxy };
 
 struct HostMoeRank {
   std::unique_ptr<nic::ProtectionDomain> pd;
@@ -29,13 +34,16 @@ struct HostMoeRank {
   nic::MemoryRegion mr;
   std::vector<std::unique_ptr<nic::QueuePair>> qps;  // [ranks x local_experts]
   std::vector<nic::QpHandle> handles;
+  std::unique_ptr<proxy::Proxy> proxy;       // mini-proxy only
+  std::vector<proxy::RingHandle> rings;      // [ranks x local_experts]
   moe::MoeRankHandle handle{};
 };
 
 class HostMoeRig {
  public:
-  HostMoeRig(const moe::MoeShape& shape, const moe::RoutingOptions& routing, uint32_t sq_wqebbs = 0)
-      : shape_(shape), layout_(moe::arena_layout(shape)) {
+  HostMoeRig(const moe::MoeShape& shape, const moe::RoutingOptions& routing, uint32_t sq_wqebbs = 0,
+             MoeTransportKind kind = MoeTransportKind::mini_gda)
+      : shape_(shape), layout_(moe::arena_layout(shape)), kind_(kind) {
     softnic::SoftNicOptions o;
     o.engine_threads = 2;
     nic_ = std::make_unique<softnic::SoftNic>(o);
@@ -44,25 +52,34 @@ class HostMoeRig {
     a.sq_wqebbs = sq_wqebbs ? sq_wqebbs : moe::required_sq_wqebbs(shape);
     for (uint32_t r = 0; r < shape.ranks; ++r) open_rank(r, a, routing);
     connect();
+    if (kind == MoeTransportKind::mini_proxy) start_proxies();
     for (HostMoeRank& r : ranks_) {
       r.handle.peers = peers_.data();
       r.handle.qps = r.handles.data();
+      r.handle.rings = r.rings.data();
     }
   }
   ~HostMoeRig() {
+    for (HostMoeRank& r : ranks_) r.proxy.reset();  // stops the workers before their QPs go
     for (HostMoeRank& r : ranks_) r.qps.clear();
     for (HostMoeRank& r : ranks_) r.pd.reset();
     nic_.reset();
     for (HostMoeRank& r : ranks_) std::free(r.arena);
   }
 
-  // One dispatch, the experts, one combine, `warps` host threads per rank in each step.
-  // Returns the worst status any thread met.
+  // One dispatch, the experts, one combine, `warps` host threads per rank in each step, on the
+  // rig's transport. Returns the first failure any thread met.
+  gda::Status run_once(uint32_t warps) {
+    return kind_ == MoeTransportKind::mini_gda ? run_once<MoeTransport>(warps)
+                                               : run_once<moe::ProxyTransport>(warps);
+  }
+
+  template <typename Transport>
   gda::Status run_once(uint32_t warps) {
     ++epoch_;
     for (HostMoeRank& r : ranks_) moe::reset_dispatch(moe::HostWarp{}, r.handle);
     gda::Status worst = on_threads(warps, [](const moe::MoeRankHandle& h, uint32_t w, uint32_t n) {
-      return moe::dispatch<MoeTransport>(moe::HostWarp{}, h, w, n, nullptr);
+      return moe::dispatch<Transport>(moe::HostWarp{}, h, w, n, nullptr);
     });
     if (worst != gda::Status::ok) return worst;
     on_threads(warps, [](const moe::MoeRankHandle& h, uint32_t w, uint32_t n) {
@@ -71,7 +88,7 @@ class HostMoeRig {
     });
     const uint64_t epoch = epoch_;
     return on_threads(warps, [epoch](const moe::MoeRankHandle& h, uint32_t w, uint32_t n) {
-      return moe::combine<MoeTransport>(moe::HostWarp{}, h, w, n, epoch, nullptr);
+      return moe::combine<Transport>(moe::HostWarp{}, h, w, n, epoch, nullptr);
     });
   }
 
@@ -99,9 +116,9 @@ class HostMoeRig {
     rank.arena = static_cast<uint8_t*>(std::aligned_alloc(4096, (layout_.bytes + 4095) & ~4095ull));
     std::memset(rank.arena, 0, layout_.bytes);
     rank.mr = rank.pd->register_memory(rank.arena, layout_.bytes, nic::ACCESS_ALL);
-    for (uint32_t q = 0; q < shape_.ranks * moe::local_experts(shape_); ++q) {
-      rank.qps.push_back(rank.pd->create_qp(a));
-    }
+    // mini-gda: a QP per (destination, local expert); mini-proxy: one per destination (a worker's).
+    const uint32_t qps = shape_.ranks * (kind_ == MoeTransportKind::mini_gda ? moe::local_experts(shape_) : 1);
+    for (uint32_t q = 0; q < qps; ++q) rank.qps.push_back(rank.pd->create_qp(a));
     inputs_.push_back(moe::make_inputs(shape_, routing, r));
     const moe::RankInputs& in = inputs_.back();
     std::memcpy(rank.arena + layout_.x, in.x.data(), in.x.size() * 2);
@@ -109,12 +126,12 @@ class HostMoeRig {
     std::memcpy(rank.arena + layout_.topk_weights, in.topk_weights.data(), in.topk_weights.size() * 4);
     peers_.push_back({reinterpret_cast<uint64_t>(rank.arena), rank.mr.rkey});
     rank.handle = moe::MoeRankHandle{shape_, layout_, r, rank.arena, rank.mr.lkey, nullptr, nullptr,
-                                     4, 20'000'000'000ull};
+                                     nullptr, 4, 20'000'000'000ull};
   }
 
   // QP (r -> d, l) to QP (d -> r, l); each QP connects once, a rank's own QPs to themselves.
   void connect() {
-    const uint32_t local = moe::local_experts(shape_);
+    const uint32_t local = kind_ == MoeTransportKind::mini_gda ? moe::local_experts(shape_) : 1;
     for (uint32_t r = 0; r < shape_.ranks; ++r) {
       for (uint32_t d = 0; d < shape_.ranks; ++d) {
         for (uint32_t l = 0; l < local; ++l) {
@@ -124,6 +141,30 @@ class HostMoeRig {
     }
     for (HostMoeRank& rank : ranks_) {
       for (auto& qp : rank.qps) rank.handles.push_back(qp->handle());
+    }
+  }
+
+  // Rank r's proxy: worker d on QP (r -> d), window d = r's arena -> d's arena, ring l x ranks + d
+  // (served by worker d) for channel (d, l).
+  void start_proxies() {
+    const uint32_t local = moe::local_experts(shape_);
+    for (uint32_t r = 0; r < shape_.ranks; ++r) {
+      HostMoeRank& rank = ranks_[r];
+      proxy::ProxyConfig c;
+      c.workers = shape_.ranks;
+      c.rings = shape_.ranks * local;
+      c.ring_entries = 256;
+      c.batch = 4;
+      c.pin = false;
+      std::vector<proxy::Window> windows;
+      for (uint32_t d = 0; d < shape_.ranks; ++d) {
+        windows.push_back({peers_[r].base, rank.mr.lkey, peers_[d].base, peers_[d].rkey});
+      }
+      rank.proxy = std::make_unique<proxy::Proxy>(c, rank.handles, windows);
+      rank.proxy->start();
+      for (uint32_t d = 0; d < shape_.ranks; ++d) {
+        for (uint32_t l = 0; l < local; ++l) rank.rings.push_back(rank.proxy->ring(l * shape_.ranks + d));
+      }
     }
   }
 
@@ -150,6 +191,7 @@ class HostMoeRig {
   std::vector<moe::PeerWindow> peers_;
   std::vector<moe::RankInputs> inputs_;
   uint64_t epoch_ = 0;
+  MoeTransportKind kind_;
 };
 
 }  // namespace dissect::testing

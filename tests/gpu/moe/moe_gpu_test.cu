@@ -53,7 +53,7 @@ int run(const gpu::GpuMoeOptions& o, uint32_t rounds) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: moe_gpu_test small_four_ranks|one_rank|deepseek_v3_eight_ranks\n");
+    std::fprintf(stderr, "usage: moe_gpu_test small_four_ranks|one_rank|small_four_ranks_proxy|deepseek_v3_eight_ranks\n");
     return 2;
   }
   if (dissect::softnic::gpu_runtime_init() == 0) {
@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
   try {
     if (!std::strcmp(argv[1], "small_four_ranks")) return run(small_case(4, 16, 0.1), 3);
     if (!std::strcmp(argv[1], "one_rank")) return run(small_case(1, 8, 0.0), 2);
+    if (!std::strcmp(argv[1], "small_four_ranks_proxy")) {
+      gpu::GpuMoeOptions o = small_case(4, 16, 0.1);
+      o.transport = gpu::MoeTransportKind::mini_proxy;
+      return run(o, 3);
+    }
     if (!std::strcmp(argv[1], "deepseek_v3_eight_ranks")) {
       gpu::GpuMoeOptions o;  // hidden 7,168, top-8 of 256, 128 tokens, 8 ranks, one warp a token
       o.routing = {1, 0.05};
