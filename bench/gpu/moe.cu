@@ -154,6 +154,10 @@ Result phase_result(const MoeRunConfig& c, const char* phase, const PhaseSeries&
              {"nic_profile", softnic::profile_name(softnic::timing_profile(c.rig.nic_profile))},
              {"timing", "CUDA events around one kernel of every rank, L2 flushed (256 MB) before it; "
                         "issue share from globaltimer stamps"}};
+  if (c.rig.transport == gpu::MoeTransportKind::mini_proxy) {
+    r.knobs.push_back({"proxy_workers", std::to_string(s.ranks * s.ranks) +
+                                            " CPU threads (a worker per rank and destination), unpinned, tuned handoff"});
+  }
   r.knobs.push_back({"beside", "DeepEP EP8 (H800 + CX-7 400 Gb/s): dispatch 77 us, combine 114 us; "
                                "paper: issue 25 us of a 0.49 ms dispatch"});
   if (!note.empty()) r.knobs.push_back({"note", note});
