@@ -158,7 +158,10 @@ DISSECT_UNROLL
   return i;
 }
 
-DISSECT_HD inline void copy_unaliased(uint8_t* out, const uint8_t* in, uint64_t length) {
+// Out of line: its alignment ladder and unrolled groups would otherwise sit inside every window
+// (the engine warp is bound by instruction fetch); the common small inline payload takes
+// copy_small_inline instead.
+DISSECT_HD inline DISSECT_COLD void copy_unaliased(uint8_t* out, const uint8_t* in, uint64_t length) {
 #if defined(__CUDA_ARCH__)
   const uintptr_t alignment = reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in);
   uint64_t done = 0;
@@ -175,6 +178,34 @@ DISSECT_HD inline void copy_unaliased(uint8_t* out, const uint8_t* in, uint64_t 
 #else
   std::memcpy(out, in, length);
 #endif
+}
+
+// The bytes of the first WQEBB after ctrl, raddr and the inline byte count: an inline payload this
+// short never leaves the WQE's first WQEBB, so it cannot wrap the ring.
+inline constexpr uint32_t FIRST_WQEBB_INLINE_BYTES =
+    mlx5::MLX5_SEND_WQE_BB - (2 * mlx5::MLX5_SEND_WQE_DS + 4);
+
+// The common inline payload (8 B values, small writes) in a few predicated 4-byte moves: the
+// payload starts 4-byte aligned in the WQEBB, and most destinations are. False when it does not
+// apply (length, alignment), and nothing was written.
+DISSECT_HD inline bool copy_small_inline(const mlx5::send_ring& ring, uint64_t start, uint8_t* out,
+                                         uint64_t length) {
+  const uint8_t* in = ring.byte_at(start, 2 * mlx5::MLX5_SEND_WQE_DS + 4);
+  if (length > FIRST_WQEBB_INLINE_BYTES || (length & 3) != 0 ||
+      ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in)) & 3) != 0) {
+    return false;
+  }
+  constexpr uint32_t WORDS = FIRST_WQEBB_INLINE_BYTES / 4;
+  uint32_t words[WORDS];
+DISSECT_UNROLL
+  for (uint32_t k = 0; k < WORDS; ++k) {
+    if (4 * k < length) words[k] = reinterpret_cast<const uint32_t*>(in)[k];
+  }
+DISSECT_UNROLL
+  for (uint32_t k = 0; k < WORDS; ++k) {
+    if (4 * k < length) reinterpret_cast<uint32_t*>(out)[k] = words[k];
+  }
+  return true;
 }
 
 // An inline payload, WQEBB by WQEBB (it may wrap to slot 0 of the ring).
@@ -220,6 +251,7 @@ struct Served {
 DISSECT_HD inline void perform_window_write(const mlx5::send_ring& staged, uint64_t start,
                                             const WritePlan& plan) {
   if (plan.source == nullptr) {
+    if (copy_small_inline(staged, start, plan.destination, plan.length)) return;
     copy_inline_payload(staged, start, plan.destination, plan.length);
   } else if (overlaps(plan)) {
     copy_bytes(plan.destination, plan.source, plan.length);
