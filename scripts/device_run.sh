@@ -15,7 +15,8 @@
 # gpu-completion-scope, gpu-inline-sweep), peers (GDAKI / NVSHMEM adapter tests, gpu-latency
 # --path), proxy (mini-proxy GPU producer tests + gpu-proxy-latency + its report; alone:
 # STAGES="proxy"), telemetry (GPU-path counters test + message rate with telemetry off and on in
-# one run; alone: STAGES="telemetry").
+# one run; alone: STAGES="telemetry"), moe (dissect moe, both transports and profiles), kcost
+# (gpu-kernel-cost, Figure 9), report (dissect report --quick into $OUT/report).
 # Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
 # carried in build-deps/googletest (built into /tmp/gtest).
 set -uo pipefail
@@ -192,6 +193,35 @@ if has peers; then
   # Figure 4 through NVSHMEM's own quiets (per-QP ibgda_quiet, PE-wide nvshmemi_ibgda_quiet).
   timeout 240 "$BUILD/dissect" gpu-completion-scope --path nvshmem-ibgda ${QUICK:+--quick} --output "$OUT/gpu_completion_scope_nvshmem.json" > "$OUT/gpu_completion_scope_nvshmem.txt" 2>&1
   echo "--- gpu-completion-scope --path nvshmem-ibgda rc=$?"; cat "$OUT/gpu_completion_scope_nvshmem.txt"
+fi
+
+if has moe; then
+  # Issue 17: DeepEP low-latency dispatch and combine, 8 ranks on one GPU, DeepSeek-V3 shape, both
+  # transports, fast and cx7-ib profiles; every token and combined output validated.
+  stage "moe: dispatch and combine"
+  (cd "$BUILD" && ctest -R '^moe_' --output-on-failure --timeout 240) 2>&1 | tee "$OUT/ctest_moe.log"
+  for t in mini-gda mini-proxy; do
+    for p in fast cx7-ib; do
+      timeout ${EXP_TIMEOUT:-240} "$BUILD/dissect" moe --transport $t --nic-profile $p ${QUICK:+--runs 2} \
+        --output "$OUT/moe_${t}_$p.json" --tsv "$OUT/moe_${t}_$p.tsv" > "$OUT/moe_${t}_$p.txt" 2>&1
+      echo "--- moe --transport $t --nic-profile $p rc=$?"; cat "$OUT/moe_${t}_$p.txt"
+    done
+  done
+fi
+
+if has kcost; then
+  # Issue 16: Figure 9, what communication code costs the enclosing kernel.
+  stage "kcost: gpu-kernel-cost"
+  (cd "$BUILD" && ctest -R '^kernel_cost' --output-on-failure --timeout 240) 2>&1 | tee "$OUT/ctest_kernel_cost.log"
+  timeout ${EXP_TIMEOUT:-300} "$BUILD/dissect" gpu-kernel-cost ${QUICK:+--runs 3} --output "$OUT/gpu_kernel_cost.json" > "$OUT/gpu_kernel_cost.txt" 2>&1
+  echo "--- gpu-kernel-cost rc=$?"; cat "$OUT/gpu_kernel_cost.txt"
+fi
+
+if has report; then
+  # Every experiment of the report in one run (--quick), its tables, fidelity section and plots.
+  stage "report --quick"
+  timeout ${REPORT_TIMEOUT:-420} "$BUILD/dissect" report --quick --output-dir "$OUT/report" > "$OUT/report.log" 2>&1
+  echo "--- report rc=$?"; tail -5 "$OUT/report.log"
 fi
 
 stage "merge"
