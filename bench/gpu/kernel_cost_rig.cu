@@ -168,6 +168,7 @@ class ProxyRig final : public KernelCostRig {
   }
   void start(const std::vector<const void*>& kernels) override {
     for (const void* k : kernels) softnic::preload_kernel(k, "gpu-kernel-cost");
+    rig_.proxy->start();  // the workers: without them no descriptor completes (H200, first run)
   }
   void drain(const KernelCostArgs& a, uint32_t blocks) override {
     proxy_drain<<<blocks, 1, 0, stream_>>>(a.rings, a.ring_count, a.last_index, a.failure);
