@@ -5,7 +5,7 @@
 
 #include "dissect/bench/common_flags.h"
 #include "dissect/bench/experiment.h"
-#include "dissect/bench/machine.h"
+#include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
 #include "report_command.h"

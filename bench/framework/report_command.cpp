@@ -14,7 +14,6 @@
 
 #include "dissect/bench/common_flags.h"
 #include "dissect/bench/experiment.h"
-#include "dissect/bench/machine.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
 #include "dissect/telemetry/session.h"

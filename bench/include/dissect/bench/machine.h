@@ -1,6 +1,6 @@
 // The machine a result was measured on: every result's environment names it (host, cpu_model,
-// cpu_cores, usable_cores, gpu), so that a results.json read later, or beside another machine's,
-// says where its numbers come from; the report's summary shows it.
+// cpu_cores, usable_cores, gpu; note_machine in results.h), so that a results.json read later, or
+// beside another machine's, says where its numbers come from; the report's summary shows it.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +28,5 @@ std::string cpu_model_from(const std::string& cpuinfo);
 // The GPU models in the texts of /proc/driver/nvidia/gpus/*/information ("Model: NVIDIA H200"):
 // one name, or "N x name" when they are all alike, or the names joined by ", "; "none" for no GPU.
 std::string gpu_models_from(const std::vector<std::string>& informations);
-
-// Adds the machine to every result's environment; a key the experiment already set (a GPU
-// experiment's own "gpu": the device it ran on) is kept.
-void note_machine(Report& report);
 
 }  // namespace dissect::bench
