@@ -87,15 +87,21 @@ void read_raw(const Arguments& a, bool per_sample) {
   set_keep_gpu_samples(raw);
 }
 
-// `takes_path`: the experiment runs through a peer library's device code on --path (gpu-latency);
-// `fixed_path`: it always does, on that path (gpu-gdaki-ablation), and is refused as --path would be.
-// `per_sample`: it times each operation (false: whole runs, gpu-telemetry-rate), see read_raw.
-int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_path = false,
-            const char* fixed_path = nullptr, bool per_sample = true) {
-  a.provider({"softnic"});
-  read_raw(a, per_sample);
-  GpuExperimentConfig c;
-  const bool quick = a.flag("quick", "--iterations 300 instead of 1,000");
+// How one subcommand runs its runner.
+struct GpuCommand {
+  GpuRunner runner;
+  // --path: a peer library's device code (gpu-latency); or always that path (gpu-gdaki-ablation),
+  // refused as --path would be.
+  bool takes_path = false;
+  const char* fixed_path = nullptr;
+  bool per_sample = true;  // times each operation (false: whole runs, gpu-telemetry-rate), see read_raw
+  // On the harness's PE pair and its GpuSoftNic(s): the engine, placement, layout and profile
+  // flags apply. gpu-proxy-latency has its own rig (a host-engine softnic) and takes none of them.
+  bool on_pe_pair = true;
+};
+
+// The PE pair's softnic: what executes the WQEs, where the queues live, on how many GPUs.
+void read_pe_pair_flags(const Arguments& a, GpuExperimentConfig& c) {
   c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"},
                       "what executes the WQEs: the softnic's persistent GPU kernel or a host thread");
   c.placement = a.choice("placement", c.engine == "host-thread" ? "host" : "gpu", {"gpu", "host"},
@@ -103,28 +109,47 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_pat
                          "(default: gpu, host with --engine host-thread)");
   c.pe_layout = a.choice("layout", "one-gpu", {"one-gpu", "two-gpus"},
                          "both PEs on one GPU and one engine, or PE i on GPU i (peer access)");
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
-  c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100, "independent runs, each on a fresh PE pair; " +
-                                                                 std::string(flag_help::RUNS)));
-  // gpu-telemetry-rate streams messages in batches: its iterations and warm-up count in 256 and 16.
-  c.iterations = static_cast<uint32_t>(a.integer(
-      "iterations", quick ? 300 : 1000, 10, 10'000'000,
-      per_sample ? "timed operations per run, one GPU thread, one outstanding"
-                 : "timed messages per run, in units of 256 (16 writes per doorbell)"));
-  c.warmup = static_cast<uint32_t>(a.integer(
-      "warmup", 200, 100, 10'000'000,
-      per_sample ? "operations per run before the timed ones, discarded"
-                 : "untimed messages per run before the timed ones, in units of 16"));
   c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
   c.engine_warps_per_cta = static_cast<uint32_t>(a.integer(
       "engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
   c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
-  if (takes_path) {
+  // The engine kernel's size means nothing to a host-thread engine: refused rather than ignored.
+  for (const char* name : {"engine-ctas", "engine-warps"}) {
+    if (c.engine == "host-thread" && a.given(name)) {
+      throw InvalidArgument(std::string("--") + name + " sizes the softnic's GPU engine kernel; --engine " +
+                            c.engine + " has none");
+    }
+  }
+}
+
+// The flags every GPU subcommand takes: device, runs, iterations, warm-up.
+void read_run_flags(const Arguments& a, const GpuCommand& command, GpuExperimentConfig& c) {
+  const bool quick = a.flag("quick", "--iterations 300 instead of 1,000");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100, flag_help::RUNS));  // each on a fresh rig
+  // gpu-telemetry-rate streams messages in batches: its iterations and warm-up count in 256 and 16.
+  c.iterations = static_cast<uint32_t>(a.integer(
+      "iterations", quick ? 300 : 1000, 10, 10'000'000,
+      command.per_sample ? "timed operations per run, one GPU thread, one outstanding"
+                         : "timed messages per run, in units of 256 (16 writes per doorbell)"));
+  c.warmup = static_cast<uint32_t>(a.integer(
+      "warmup", 200, 100, 10'000'000,
+      command.per_sample ? "operations per run before the timed ones, discarded"
+                         : "untimed messages per run before the timed ones, in units of 16"));
+}
+
+int run_gpu(const Arguments& a, Report& report, const GpuCommand& command) {
+  a.provider({"softnic"});
+  read_raw(a, command.per_sample);
+  GpuExperimentConfig c;
+  read_run_flags(a, command, c);
+  if (command.on_pe_pair) read_pe_pair_flags(a, c);
+  if (command.takes_path) {
     c.path = a.choice("path", "mini-gda", latency_paths(),
                       "whose device code posts and waits: mini-gda, or a peer library's own (src/peers)");
   }
-  if (fixed_path) c.path = fixed_path;
+  if (command.fixed_path) c.path = command.fixed_path;
   a.check_all_used();
   check_latency_path(c);  // an adapter not built, or a configuration it cannot run: by name
   const int devices = softnic::gpu_runtime_init();
@@ -139,23 +164,25 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_pat
   Progress progress(a.subcommand(), 0);
   bind_progress(progress, c);
   int status = 0;
-  for (const GpuExperimentResult& g : runner(c)) {
+  for (const GpuExperimentResult& g : command.runner(c)) {
     if (!g.payload_validated) status = 1;
     report.add(convert(g, c));
   }
   return status;
 }
 
-int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_single_operation, true); }
+int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_single_operation, true}); }
 int run_gpu_gdaki_ablation(const Arguments& a, Report& r) {
-  return run_gpu(a, r, &run_gdaki_ablation_experiment, false, "gdaki");
+  return run_gpu(a, r, {&run_gdaki_ablation_experiment, false, "gdaki"});
 }
-int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, &run_ordering); }
-int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, &run_inline_sweep); }
-int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mechanism_floor); }
-int run_gpu_proxy(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_proxy_latency); }
+int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_ordering}); }
+int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_inline_sweep}); }
+int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_mechanism_floor}); }
+int run_gpu_proxy(const Arguments& a, Report& r) {
+  return run_gpu(a, r, {&run_gpu_proxy_latency, false, nullptr, true, false});
+}
 int run_gpu_telemetry(const Arguments& a, Report& r) {
-  return run_gpu(a, r, &run_gpu_telemetry_rate, false, nullptr, false);
+  return run_gpu(a, r, {&run_gpu_telemetry_rate, false, nullptr, false});
 }
 
 std::vector<uint32_t> integer_list(const Arguments& a, const std::string& name,
