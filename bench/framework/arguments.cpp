@@ -14,12 +14,13 @@ namespace dissect::bench {
 // it reads them: each declaration parses the words again (a few dozen words, once per flag).
 // Flags not declared yet are CLI11's extras until then.
 class Arguments::Parser {
+  static constexpr const char* HELP_ABOUT = "this list: every flag, its default, allowed values and meaning";
+
  public:
   explicit Parser(std::vector<std::string> words) : words_(std::move(words)) {
     app_.allow_extras();
     app_.set_help_flag();  // --help is ours: it must wait until every flag is declared
-    help_ = app_.add_flag("--help", "this list: every flag, its default and allowed values")
-                ->disable_flag_override();
+    help_ = app_.add_flag("--help", HELP_ABOUT)->disable_flag_override();
     parse();
   }
 
@@ -101,7 +102,7 @@ class Arguments::Parser {
   std::vector<std::string> words_;  // the flags, without the subcommand
   CLI::App app_;
   CLI::Option* help_ = nullptr;
-  std::vector<FlagHelp> declared_ = {{"help", "", "", "this list: every flag, its default and allowed values"}};
+  std::vector<FlagHelp> declared_ = {{"help", "", "", HELP_ABOUT}};
 };
 
 namespace {

@@ -4,6 +4,8 @@
 // Report&)` and register it at namespace scope:
 //   static const bool registered = dissect::bench::register_experiment(
 //       {"latency", "issue, put+completion and round trip of one 8 B write", run_latency, true});
+// It reads its flags through Arguments' getters, each with a one-line description (`about`), then
+// calls check_all_used(); main adds --output, --csv, --raw, --quiet and --progress (common_flags.h).
 // The last field says whether `dissect report` runs it. bench/CMakeLists.txt builds every source
 // of bench/*/ into an object library, so registration survives static linking.
 #pragma once
