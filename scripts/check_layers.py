@@ -30,6 +30,7 @@ RANKS = {
     "bootstrap": 9,
     "bench": 10,
     "clients": 10,
+    "moe": 10,  # the MoE dispatch/combine client (DESIGN.md layer 9, bench and clients)
 }
 
 # (file, included layer): why it still runs up. Issue 12, item 1 moves the per-QP counter block

@@ -5,6 +5,7 @@
 
 #include "dissect/bench/common_flags.h"
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/fit_clock.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
@@ -23,6 +24,8 @@ void print_usage(std::FILE* out) {
                "  list                 the experiments, one line each\n"
                "  report               run the report's experiments; write results.json, report.md "
                "and plots (--output-dir DIR, --quick)\n"
+               "  fit-clock            T(f) = C/f + B per case across result files taken at "
+               "different locked SM clocks (Table 6)\n"
 #if DISSECT_HAVE_DOCTOR
                "  doctor               check this machine for GPU-initiated RDMA (--provider ...)\n"
 #endif
@@ -87,6 +90,7 @@ int main(int argc, char** argv) {
     if (command == "doctor") return dissect::doctor::doctor_main(argc - 1, argv + 1);
 #endif
     if (command == "report") return dissect::bench::report_main(argc - 1, argv + 1);
+    if (command == "fit-clock") return dissect::bench::fit_clock_main(argc - 1, argv + 1);
     const auto* experiment = dissect::bench::find_experiment(command);
     if (experiment == nullptr) {
       throw dissect::InvalidArgument("unknown command '" + command + "' (try: dissect list)");

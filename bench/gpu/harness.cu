@@ -185,6 +185,14 @@ void add_run(GpuMetric& metric, const std::vector<double>& ns) {
   if (keep_gpu_samples()) metric.samples_ns.push_back(ns);
 }
 
+void add_run(GpuMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer) {
+  add_run(metric, to_ns(cycles, n, timer));
+  const Percentiles p = percentiles(std::vector<double>(cycles, cycles + n));
+  metric.p10_cycles.push_back(p.p10);
+  metric.p50_cycles.push_back(p.p50);
+  metric.p90_cycles.push_back(p.p90);
+}
+
 bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream) {
   std::vector<uint8_t> h(size_t{SLOTS} * SLOT);
   check_cuda(cudaMemcpyAsync(h.data(), dst, h.size(), cudaMemcpyDefault, stream), "read payload");

@@ -75,6 +75,8 @@ std::vector<double> to_ns(const unsigned long long* cycles, uint32_t n, const Ti
 inline double clock_mhz(const Timer& t) { return t.ns ? double(t.cycles) * 1e3 / double(t.ns) : 0; }
 
 void add_run(GpuMetric& metric, const std::vector<double>& ns);
+// A run timed in cycles: its ns (with the run's effective clock) and its cycle percentiles.
+void add_run(GpuMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer);
 
 // The samples copied back from device memory after a kernel.
 struct HostSamples {
@@ -267,8 +269,8 @@ void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const GpuExperi
     return;
   }
   t.record(samples.timer);
-  add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
-  add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
+  add_run(issue, samples.a.data(), config.iterations, samples.timer);
+  add_run(total, samples.b.data(), config.iterations, samples.timer);
   t.valid = t.valid &&
             validate_slots(pair.pe[1].dst, config.warmup + config.iterations, length, a.stream);
 }

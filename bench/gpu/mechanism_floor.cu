@@ -51,7 +51,7 @@ GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char*
     wait(a.stream, pair, "floor kernel");
     const HostSamples s = read_samples(pair, config.iterations);
     t.record(s.timer);
-    add_run(floor, to_ns(s.a.data(), config.iterations, s.timer));
+    add_run(floor, s.a.data(), config.iterations, s.timer);
     uint64_t db = 0;
     check_cuda(cudaMemcpyAsync(&db, doorbell, 8, cudaMemcpyDefault, a.stream), "doorbell");
     check_cuda(cudaStreamSynchronize(a.stream), "doorbell");

@@ -279,8 +279,8 @@ void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_
     check_cuda(cudaGetLastError(), "launch proxy_put_kernel");
     const RunSamples s = collect(r, n, "proxy_put_kernel");
     if (accept(s, run, "put", acc)) {
-      add_run(acc->issue, to_ns(s.issue.data(), n, s.timer));
-      add_run(acc->total, to_ns(s.total.data(), n, s.timer));
+      add_run(acc->issue, s.issue.data(), n, s.timer);
+      add_run(acc->total, s.total.data(), n, s.timer);
     }
   }
   {
@@ -289,7 +289,7 @@ void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_
                                                             config.warmup, n, r.samples);
     check_cuda(cudaGetLastError(), "launch proxy_round_trip_kernel");
     const RunSamples s = collect(r, n, "proxy_round_trip_kernel");
-    if (accept(s, run, "round trip", acc)) add_run(acc->trip, to_ns(s.total.data(), n, s.timer));
+    if (accept(s, run, "round trip", acc)) add_run(acc->trip, s.total.data(), n, s.timer);
   }
   const proxy::ShutdownReport report = rig.proxy->stop(proxy::StopMode::drain);
   if (!report.drained) {
@@ -336,7 +336,7 @@ GpuExperimentResult measure_store16(const GpuExperimentConfig& config, const cha
     config.progress.run_done(run);
     const auto* last = reinterpret_cast<const proxy::Descriptor*>(target.host) + ((config.warmup + n - 1) & 3);
     acc.valid = acc.valid && last->word0 == (uint64_t{config.warmup + n - 1} | proxy::PHASE_BIT);
-    if (accept(s, run, variant, &acc)) add_run(acc.issue, to_ns(s.issue.data(), n, s.timer));
+    if (accept(s, run, variant, &acc)) add_run(acc.issue, s.issue.data(), n, s.timer);
   }
   r.metrics = {acc.issue};
   r.payload_validated = acc.valid && !acc.issue.p50_ns.empty();

@@ -27,6 +27,23 @@ namespace {
 
 using GpuRunner = std::vector<GpuExperimentResult> (*)(const GpuExperimentConfig&);
 
+// A metric timed in SM cycles, as counted (`issue cycles`): the clock-sensitive part that
+// `dissect fit-clock` separates from the rest across runs at different locked clocks.
+Metric cycles_metric(const GpuMetric& m, const GpuExperimentConfig& c) {
+  Metric out;
+  out.name = m.name + " cycles";
+  out.unit = "cycles";
+  for (size_t i = 0; i < m.p50_cycles.size(); ++i) {
+    Summary s;
+    s.p10 = m.p10_cycles[i];
+    s.p50 = m.p50_cycles[i];
+    s.p90 = m.p90_cycles[i];
+    s.samples = c.iterations;
+    out.runs.push_back(s);
+  }
+  return out;
+}
+
 Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
   Result r;
   r.experiment = "gpu-" + g.name;
@@ -60,6 +77,7 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
     const double scale = per_message ? 1 : 1e3;
     out.runs = run_summaries(m, c.iterations, scale);
     r.metrics.push_back(out);
+    if (!m.p50_cycles.empty()) r.metrics.push_back(cycles_metric(m, c));
   }
   r.payload_validated = g.payload_validated;
   char clock[32], step[32];

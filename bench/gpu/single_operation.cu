@@ -88,7 +88,7 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
       return;
     }
     t.record(s.timer);
-    add_run(rtt, to_ns(s.a.data(), config.iterations, s.timer));
+    add_run(rtt, s.a.data(), config.iterations, s.timer);
     // Payload: both flags hold the last value.
     uint64_t fa = 0, fb = 0;
     check_cuda(cudaMemcpyAsync(&fa, flag_a, 8, cudaMemcpyDefault, a.stream), "flag");

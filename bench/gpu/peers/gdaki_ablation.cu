@@ -270,8 +270,8 @@ void measure(const GpuExperimentConfig& config, GpuExperimentResult& result, Lau
       return;
     }
     t.record(samples.timer);
-    add_run(issue, to_ns(samples.a.data(), config.iterations, samples.timer));
-    add_run(total, to_ns(samples.b.data(), config.iterations, samples.timer));
+    add_run(issue, samples.a.data(), config.iterations, samples.timer);
+    add_run(total, samples.b.data(), config.iterations, samples.timer);
     t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, 8, a.stream);
   });
   result.metrics = {issue, total};

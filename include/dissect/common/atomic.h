@@ -85,6 +85,24 @@ DISSECT_HD inline T fetch_add(T* p, T v) {
 #endif
 }
 
+// Adds `v` to the 64-bit counter at `p` in global memory, discarding the old value: one `red`
+// (a fire-and-forget reduction at L2). fetch_add's result register and generic address make the
+// compiler emit an `atom` behind a state-space test on every call, in the engine's hot path.
+template <Scope S>
+DISSECT_HD inline void add_relaxed(uint64_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (S == Scope::system) {
+    asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  } else if constexpr (S == Scope::gpu) {
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  } else {
+    asm volatile("red.relaxed.cta.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  }
+#else
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 template <Scope S, typename T>
 DISSECT_HD inline T fetch_max(T* p, T v) {
 #if defined(__CUDA_ARCH__)

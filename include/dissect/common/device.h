@@ -5,7 +5,12 @@
 #if defined(__CUDACC__)
 #define DISSECT_HD __host__ __device__
 #define DISSECT_DEVICE __device__
+// A path off the hot loop (a control-path refresh, a WQE run alone): compiled out of line, so its
+// registers do not count against the loop that calls it (a persistent kernel's registers are set
+// by its largest inlined path, and spills land in local memory the hot loop then reloads).
+#define DISSECT_COLD __noinline__
 #else
 #define DISSECT_HD
 #define DISSECT_DEVICE
+#define DISSECT_COLD
 #endif

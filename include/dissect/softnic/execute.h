@@ -56,8 +56,10 @@ struct WqeOutcome {
 // same loop against std::memmove). Overlap is legal in verbs (one MR written from itself), so the
 // copy runs forwards when the destination starts below the source and backwards otherwise: every
 // source byte is read before the copy can overwrite it. An 8-byte word is read whole before it is
-// stored, so a word that straddles the overlap still reads only source bytes.
-DISSECT_HD inline void move_bytes_wordwise(void* destination, const void* source, uint64_t length) {
+// stored, so a word that straddles the overlap still reads only source bytes. Out of line: the
+// engine's common copies go through copy_unaliased (engine/window.h), and these loops' unrolled
+// code would otherwise sit inside every window.
+DISSECT_HD inline DISSECT_COLD void move_bytes_wordwise(void* destination, const void* source, uint64_t length) {
   uint8_t* out = static_cast<uint8_t*>(destination);
   const uint8_t* in = static_cast<const uint8_t*>(source);
   const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in)) & 7) == 0;

@@ -91,8 +91,10 @@ struct WarpLanes {
   }
   __device__ void sync() const { __syncwarp(); }
   // The warp copies one payload, 16 B (or 8 B, or 1 B, as the alignment allows) per lane per step,
-  // four steps in flight. The ranges do not overlap (lane_copies sends those to one lane).
-  __device__ void copy(uint8_t* destination, const uint8_t* source, uint64_t length) const {
+  // four steps in flight. The ranges do not overlap (lane_copies sends those to one lane). Out of
+  // line: a call costs nothing beside a 256 B+ copy, and its unrolled loops stay out of the
+  // window's code (the engine warp is bound by instruction fetch, docs/softnic-engine.md).
+  __device__ __noinline__ void copy(uint8_t* destination, const uint8_t* source, uint64_t length) const {
     const uintptr_t alignment = reinterpret_cast<uintptr_t>(destination) |
                                 reinterpret_cast<uintptr_t>(source);
     uint64_t done = 0;

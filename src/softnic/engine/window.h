@@ -9,9 +9,11 @@
 // result, a gather has several segments); when such a WQE is first, it runs alone through
 // execute_and_retire, as does every WQE of a QP in the error state (a flush). Phases, with a warp
 // barrier between them:
-//   1. inspect  lane i reads the control segment at WQEBB consumer + i: does a window WQE start there?
+//   1. inspect  lane i stages WQEBB consumer + i: does a window WQE start there? A one-WQEBB WQE
+//               preceded only by one-WQEBB WQEs is WQE i: its lane checks it (3) in this pass
 //   2. chain    WQE 0 starts at the consumer, WQE k + 1 at start_k + wqebbs_k (uniform)
 //   3. check    lane k validates WQE k (keys, bounds, permissions, size) without moving a byte
+//               (only the WQEs past the first multi-WQEBB one are left for this pass)
 //   4. perform  the WQEs before the first failure move their payloads (large ones warp-wide)
 //   5. complete lanes write the CQEs of signalled WQEs and of the failure, each in the slot of its
 //               rank; the lane-0 leader retires the window (consumer, CQ producer, counters, state)
@@ -252,7 +254,7 @@ DISSECT_HD inline void perform_window(const Lanes& lanes, const Window& w, const
 // A WQE that cannot share a window (or a flush): the leader executes it as the one-thread engine
 // does.
 template <typename Lanes>
-DISSECT_HD inline Served serve_alone(const Lanes& lanes, QpContext& qp, const NicTables& local) {
+DISSECT_HD DISSECT_COLD Served serve_alone(const Lanes& lanes, QpContext& qp, const NicTables& local) {
   uint8_t syndrome = 0;
   lanes.leader([&] {
     const uint64_t errors = qp.counters.error_cqes;
@@ -279,6 +281,7 @@ DISSECT_HD inline bool destinations_overlap(const WindowWqe& a, const WindowWqe&
 // recognised with one comparison per lane; anything else is compared pair by pair.
 template <typename Lanes>
 DISSECT_HD inline uint32_t disjoint_prefix(const Lanes& lanes, const Window& w, uint32_t count) {
+  if (count <= 1) return count;
   const uint32_t all = count == 32 ? ~0u : (1u << count) - 1;
   const uint32_t ascending = lanes.ballot(count, [&](uint32_t k) {
     return k == 0 || (!destinations_overlap(w.wqe[k - 1], w.wqe[k]) &&
@@ -313,12 +316,12 @@ DISSECT_HD inline void stage_wqebb(const QpContext& qp, const mlx5::send_ring& s
 // Counters live in the QpContext only, added with relaxed atomics: the host reads them while the
 // engine runs, and the window never reads them back.
 DISSECT_HD inline void add_count(uint64_t& counter, uint64_t n) {
-  if (n != 0) fetch_add<TABLE_SCOPE>(&counter, n);
+  if (n != 0) add_relaxed<TABLE_SCOPE>(&counter, n);
 }
 
 // Makes `c` a fresh copy of `qp` (state acquired first: a QP in RESET may be a slot whose context
 // is still being written) and finds its responder; returns the state.
-DISSECT_HD inline uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
+DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
   const uint32_t state = load_acquire<TABLE_SCOPE>(&qp.state);
   c.qp = nullptr;
   if (state == QP_STATE_RESET) return state;
@@ -483,26 +486,36 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   QpContext& v = w.copy->view;
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   const mlx5::send_ring staged = w.staged();
+  const RemoteSide remote = w.copy->remote;
+  // Stage and, for a one-WQEBB WQE (every 8 B inline and one-segment write), check in the same
+  // lane pass: while every WQEBB before lane i starts a one-WQEBB WQE, lane i's WQEBB is WQE i of
+  // the window, read back from the lane's own stage slot, so its MR loads follow its WQEBB load
+  // without a warp barrier between. A lane past the first other WQEBB checks in vain: checking
+  // moves nothing, and chain_window's WQEs from there on are checked again below.
   lanes.each(probe, [&](uint32_t i) {
     stage_wqebb(v, staged, v.sq_consumer + i);
-    w.wqebbs_at[i] = window_wqe_size(v, staged, i, w.available);
+    const uint8_t size = window_wqe_size(v, staged, i, w.available);
+    w.wqebbs_at[i] = size;
+    if (size == 1) {
+      w.wqe[i].offset = i;
+      w.wqe[i].wqebbs = 1;
+      check_window_wqe(v, staged, local, remote, w.wqe[i]);
+    }
   });
   DISSECT_PHASE(1);
   const uint32_t single = lanes.ballot(probe, [&](uint32_t i) { return w.wqebbs_at[i] == 1; });
   const uint32_t first = single == ~0u ? WINDOW_LANES : lowest_zero_bit(single);
-  lanes.each(first, [&](uint32_t k) {
-    w.wqe[k].offset = k;
-    w.wqe[k].wqebbs = 1;
-  });
   lanes.leader([&] { w.count = chain_window(w, first, first); });
   if (w.count == 0) {
     lanes.leader([&] { w.copy->qp = nullptr; });  // execute_and_retire moves the QpContext on
     return serve_alone(lanes, qp, local);
   }
-
   DISSECT_PHASE(2);
-  const RemoteSide remote = w.copy->remote;
-  lanes.each(w.count, [&](uint32_t k) { check_window_wqe(v, staged, local, remote, w.wqe[k]); });
+  if (w.count > first) {
+    lanes.each(w.count, [&](uint32_t k) {
+      if (k >= first) check_window_wqe(v, staged, local, remote, w.wqe[k]);
+    });
+  }
   DISSECT_PHASE(3);
   const uint32_t n = disjoint_prefix(lanes, w, w.count);
   const uint32_t failures = lanes.ballot(n, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });

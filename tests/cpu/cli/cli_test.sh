@@ -39,6 +39,9 @@ if "$dissect" list | grep -qx gpu-rate; then
     gpu-latency --engine host-thread --engine-ctas 2
   expect_error "unknown flag --engine" gpu-proxy-latency --engine host-thread
   expect_error "--raw: gpu-telemetry-rate times whole runs" gpu-telemetry-rate --raw
+  expect_error "--blocks = 529" gpu-kernel-cost --blocks 529
+  expect_error "must exceed --messages' largest (16)" gpu-kernel-cost --compute-steps 16
+  expect_error "'12'" gpu-kernel-cost --live 12
 fi
 expect_error "--device = 'mlx5_0' chooses a port of an mlx5 NIC" rate --device mlx5_0
 

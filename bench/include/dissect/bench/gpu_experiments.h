@@ -63,6 +63,11 @@ struct GpuMetric {
   std::vector<double> p50_ns;       // one per run
   std::vector<double> p10_ns;
   std::vector<double> p90_ns;
+  // The same percentiles in SM cycles (clock64), where the metric was timed in cycles: Figure 5
+  // fits each time against the SM clock, and a cycle count is what stays when the clock moves.
+  std::vector<double> p50_cycles;
+  std::vector<double> p10_cycles;
+  std::vector<double> p90_cycles;
 };
 
 struct GpuExperimentResult {
