@@ -221,14 +221,19 @@ Result measure(FabricSession& session, const LatencyConfig& c, bool use_inline) 
 
 int run_latency(const Arguments& arguments, Report& report) {
   const FabricSessionBuilder fabric(arguments.provider({"softnic", "mlx5"}), arguments);
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "2,000 timed and 200 warm-up operations per run instead of 20,000 and 1,000");
   LatencyConfig c;
-  c.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000);
-  c.warmup = arguments.integer("warmup", quick ? 200 : 1000, 0, 100'000'000);
-  c.runs = arguments.integer("runs", 3, 1, 100);
-  const uint64_t size = arguments.integer("size", 8, 8, kMaxBytes);  // one size: --sizes N
-  const std::vector<uint64_t> sizes = arguments.sizes({size}, 8, kMaxBytes);
-  c.sq_depth = arguments.power_of_two("sq-depth", 64, mlx5::MLX5_MAX_SQ_WQEBBS);
+  c.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000,
+                                   "timed operations per run (perftest's -n), one outstanding");
+  c.warmup = arguments.integer("warmup", quick ? 200 : 1000, 0, 100'000'000,
+                               "operations per run before the timed ones, discarded");
+  c.runs = arguments.integer("runs", 3, 1, 100, "independent runs, each on a fresh fabric; "
+                                                "the table shows the median of their p50s and the spread");
+  const uint64_t size = arguments.integer("size", 8, 8, kMaxBytes,  // one size: --sizes N
+                                          "payload of the write, bytes (one size; --sizes for a sweep)");
+  const std::vector<uint64_t> sizes = arguments.sizes({size}, 8, kMaxBytes, "payload of one write");
+  c.sq_depth = arguments.power_of_two("sq-depth", 64, mlx5::MLX5_MAX_SQ_WQEBBS,
+                                      "send queue depth of each QP, WQEBBs (64 B each)");
   arguments.check_all_used();
   const std::unique_ptr<FabricSession> session = fabric.open();
   size_t cases = 0;

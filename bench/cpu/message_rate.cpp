@@ -124,16 +124,23 @@ Result measure(FabricSession& session, const RateConfig& c) {
 
 int run_rate(const Arguments& arguments, Report& report) {
   const FabricSessionBuilder fabric(arguments.provider({"softnic", "mlx5"}), arguments);
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "20,000 messages per submitter and run instead of 200,000");
   RateConfig c;
-  c.threads = arguments.integer("threads", 1, 1, 64);
-  c.batch = arguments.integer("batch", 0, 0, 256);
-  c.window = arguments.integer("window", 256, 1, 1024);
-  c.messages = arguments.integer("messages", quick ? 20000 : 200000, 1, 1ull << 32);
-  c.runs = arguments.integer("runs", 3, 1, 100);
-  const uint64_t size = arguments.integer("size", 8, 1, 64 * 8);  // one size: --sizes N
-  const std::vector<uint64_t> sizes = arguments.sizes({size}, 1, 64 * 8);
-  c.shared = arguments.flag("shared");
+  c.threads = arguments.integer("threads", 1, 1, 64, "submitter threads, one QP each (unless --shared)");
+  c.batch = arguments.integer("batch", 0, 0, 256,
+                              "WQEs per doorbell, only the last signalled (the paper's batch); "
+                              "0: batch 1 and 16, as Figures 3b and 7");
+  c.window = arguments.integer("window", 256, 1, 1024,
+                               "WQEs a submitter keeps in flight before it waits for completions");
+  c.messages = arguments.integer("messages", quick ? 20000 : 200000, 1, 1ull << 32,
+                                 "messages (WQEs) per submitter and run");
+  c.runs = arguments.integer("runs", 3, 1, 100, "independent runs, each on a fresh fabric; "
+                                                "the table shows the median of their p50s and the spread");
+  const uint64_t size = arguments.integer("size", 8, 1, 64 * 8,  // one size: --sizes N
+                                          "payload of each write, bytes (one size; --sizes for a sweep)");
+  const std::vector<uint64_t> sizes = arguments.sizes({size}, 1, 64 * 8, "payload of each write");
+  c.shared = arguments.flag("shared", "every submitter posts to one shared QP (gda::Sharing::shared) "
+                                      "instead of one QP each");
   arguments.check_all_used();
   const std::unique_ptr<FabricSession> session = fabric.open();
   // Without --batch the report sweeps batch 1 and 16, as Figure 3b and Figure 7 do.

@@ -14,33 +14,42 @@ namespace dissect::bench {
 // it reads them: each declaration parses the words again (a few dozen words, once per flag).
 // Flags not declared yet are CLI11's extras until then.
 class Arguments::Parser {
+  static constexpr const char* HELP_ABOUT = "this list: every flag, its default, allowed values and meaning";
+
  public:
   explicit Parser(std::vector<std::string> words) : words_(std::move(words)) {
     app_.allow_extras();
     app_.set_help_flag();  // --help is ours: it must wait until every flag is declared
-    help_ = app_.add_flag("--help", "this list")->disable_flag_override();
+    help_ = app_.add_flag("--help", HELP_ABOUT)->disable_flag_override();
     parse();
   }
 
   // The values given for --name: empty when absent, two or more when repeated.
   // `alias` is a one-letter short form ("b" for -b), or empty.
   std::vector<std::string> option(const std::string& name, const std::string& type,
-                                  const std::string& fallback, const std::string& alias = "") {
+                                  const std::string& fallback, const std::string& about,
+                                  const std::string& alias = "") {
     CLI::Option* o = app_.get_option_no_throw("--" + name);
     if (o == nullptr) {
       const std::string names = alias.empty() ? "--" + name : "-" + alias + ",--" + name;
-      o = app_.add_option(names)->type_name(type)->default_str(fallback);
+      o = app_.add_option(names, about)->type_name(type)->default_str(fallback);
       o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      declared_.push_back({name, type, fallback, about});
       parse();
+    } else {
+      describe(name, about);
     }
     return once(name, o->results());
   }
 
-  bool flag(const std::string& name) {
+  bool flag(const std::string& name, const std::string& about) {
     CLI::Option* o = app_.get_option_no_throw("--" + name);
     if (o == nullptr) {
-      o = app_.add_flag("--" + name)->disable_flag_override();
+      o = app_.add_flag("--" + name, about)->disable_flag_override();
+      declared_.push_back({name, "", "", about});
       parse();
+    } else {
+      describe(name, about);
     }
     if (o->count() > 1) {
       throw InvalidArgument("--" + name + " is given " + std::to_string(o->count()) + " times; give it once");
@@ -49,6 +58,11 @@ class Arguments::Parser {
   }
 
   bool help() const { return help_->count() > 0; }
+  const std::vector<FlagHelp>& declared() const { return declared_; }
+  bool given(const std::string& name) const {
+    const CLI::Option* o = app_.get_option_no_throw("--" + name);
+    return o != nullptr && o->count() > 0;
+  }
   std::vector<std::string> unread() const { return app_.remaining(); }
   std::string usage(const std::string& subcommand) {
     app_.name("dissect " + subcommand);
@@ -66,6 +80,16 @@ class Arguments::Parser {
     return values;
   }
 
+  // A flag read again (main reads --raw, an experiment reads it to say what it keeps): the later,
+  // more specific description is the one --help shows.
+  void describe(const std::string& name, const std::string& about) {
+    if (about.empty()) return;
+    app_.get_option("--" + name)->description(about);
+    for (FlagHelp& f : declared_) {
+      if (f.name == name) f.description = about;
+    }
+  }
+
   void parse() {
     std::vector<std::string> reversed(words_.rbegin(), words_.rend());  // CLI11 pops from the back
     try {
@@ -78,6 +102,7 @@ class Arguments::Parser {
   std::vector<std::string> words_;  // the flags, without the subcommand
   CLI::App app_;
   CLI::Option* help_ = nullptr;
+  std::vector<FlagHelp> declared_ = {{"help", "", "", HELP_ABOUT}};
 };
 
 namespace {
@@ -113,17 +138,18 @@ Arguments::Arguments(const std::vector<std::string>& words)
 Arguments::Arguments(Arguments&&) noexcept = default;
 Arguments::~Arguments() = default;
 
-std::string Arguments::text(const std::string& name, const std::string& fallback) const {
-  const auto values = parser_->option(name, "TEXT", fallback);
+std::string Arguments::text(const std::string& name, const std::string& fallback,
+                            const std::string& about) const {
+  const auto values = parser_->option(name, "TEXT", fallback, about);
   if (values.empty() || parser_->help()) return fallback;
   if (values[0].empty()) throw InvalidArgument("--" + name + " needs a value");
   return values[0];
 }
 
-uint64_t Arguments::integer(const std::string& name, uint64_t fallback, uint64_t min,
-                            uint64_t max) const {
+uint64_t Arguments::integer(const std::string& name, uint64_t fallback, uint64_t min, uint64_t max,
+                            const std::string& about) const {
   const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  const auto values = parser_->option(name, "UINT in " + range, std::to_string(fallback));
+  const auto values = parser_->option(name, "UINT in " + range, std::to_string(fallback), about);
   if (values.empty() || parser_->help()) return fallback;
   const uint64_t parsed = parse_decimal(name, values[0]);
   if (parsed < min || parsed > max) {
@@ -134,11 +160,11 @@ uint64_t Arguments::integer(const std::string& name, uint64_t fallback, uint64_t
 
 std::vector<uint64_t> Arguments::integers(const std::string& name,
                                           const std::vector<uint64_t>& fallback, uint64_t min,
-                                          uint64_t max) const {
+                                          uint64_t max, const std::string& about) const {
   std::string fallback_text;
   for (uint64_t v : fallback) fallback_text += (fallback_text.empty() ? "" : ",") + std::to_string(v);
   const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  const auto values = parser_->option(name, "UINT,... in " + range, fallback_text);
+  const auto values = parser_->option(name, "UINT,... in " + range, fallback_text, about);
   if (values.empty() || parser_->help()) return fallback;
   std::vector<uint64_t> out;
   const std::string& text = values[0];
@@ -156,8 +182,10 @@ std::vector<uint64_t> Arguments::integers(const std::string& name,
   return out;
 }
 
-uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uint64_t max) const {
-  const auto values = parser_->option(name, "POW2 <= " + std::to_string(max), std::to_string(fallback));
+uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uint64_t max,
+                                 const std::string& about) const {
+  const auto values =
+      parser_->option(name, "POW2 <= " + std::to_string(max), std::to_string(fallback), about);
   if (values.empty() || parser_->help()) return fallback;
   const uint64_t value = parse_decimal(name, values[0]);
   if (!mlx5::is_power_of_two(value) || value > max) {
@@ -167,7 +195,9 @@ uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uin
   return value;
 }
 
-bool Arguments::flag(const std::string& name) const { return parser_->flag(name); }
+bool Arguments::flag(const std::string& name, const std::string& about) const {
+  return parser_->flag(name, about);
+}
 
 namespace {
 
@@ -215,16 +245,19 @@ uint64_t parse_size(const std::string& name, const std::string& item, uint64_t m
 }  // namespace
 
 std::string Arguments::choice(const std::string& name, const std::string& fallback,
-                              const std::vector<std::string>& allowed) const {
-  const auto values = parser_->option(name, "{" + joined(allowed, "|") + "}", fallback);
+                              const std::vector<std::string>& allowed,
+                              const std::string& about) const {
+  const auto values = parser_->option(name, "{" + joined(allowed, "|") + "}", fallback, about);
   if (values.empty() || parser_->help()) return fallback;
   if (!member(allowed, values[0])) throw InvalidArgument(not_allowed(name, values[0], allowed));
   return values[0];
 }
 
 std::vector<std::string> Arguments::choices(const std::string& name, const std::string& fallback,
-                                            const std::vector<std::string>& allowed) const {
-  const auto values = parser_->option(name, "{" + joined(allowed, "|") + "},...", fallback);
+                                            const std::vector<std::string>& allowed,
+                                            const std::string& about) const {
+  const auto values =
+      parser_->option(name, "{" + joined(allowed, "|") + "},...", fallback, about);
   const std::string text = values.empty() || parser_->help() ? fallback : values[0];
   std::vector<std::string> out;
   size_t at = 0;
@@ -240,13 +273,17 @@ std::vector<std::string> Arguments::choices(const std::string& name, const std::
 }
 
 std::vector<uint64_t> Arguments::sizes(const std::vector<uint64_t>& fallback, uint64_t min,
-                                       uint64_t max) const {
+                                       uint64_t max, const std::string& what) const {
   std::string fallback_text;
   for (uint64_t v : fallback) fallback_text += (fallback_text.empty() ? "" : ",") + std::to_string(v);
-  const auto list = parser_->option("sizes", "SIZE,...", fallback_text);
-  const auto low = parser_->option("min-bytes", "SIZE", "", "b");
-  const auto high = parser_->option("max-bytes", "SIZE", "", "e");
-  const auto factor = parser_->option("step-factor", "UINT >= 2", "2", "f");
+  const auto list = parser_->option("sizes", "SIZE,...", fallback_text,
+                                    "the sweep's sizes (" + what + "), bytes; K, M, KiB, MiB scale by 1024");
+  const auto low = parser_->option("min-bytes", "SIZE", "",
+                                   "nccl-tests' -b: the sweep's first size (" + what + "), bytes", "b");
+  const auto high = parser_->option("max-bytes", "SIZE", "",
+                                    "nccl-tests' -e: the sweep's last size (" + what + "), bytes", "e");
+  const auto factor = parser_->option("step-factor", "UINT >= 2", "2",
+                                      "nccl-tests' -f: each size of the -b/-e sweep is the last times this", "f");
   if (parser_->help()) return fallback;
   const bool range = !low.empty() || !high.empty() || !factor.empty();
   if (!list.empty() && range) {
@@ -289,6 +326,10 @@ std::vector<uint64_t> Arguments::sizes(const std::vector<uint64_t>& fallback, ui
 
 bool Arguments::help_requested() const { return parser_->help(); }
 
+std::vector<FlagHelp> Arguments::declared() const { return parser_->declared(); }
+
+bool Arguments::given(const std::string& name) const { return parser_->given(name); }
+
 namespace {
 
 // The NIC providers exist as libraries but only some subcommands open one: say so instead of
@@ -307,6 +348,13 @@ std::string not_wired(const std::string& provider, const std::string& subcommand
          "see docs/hardware.md)";
 }
 
+// What --provider picks, among the providers this subcommand drives.
+std::string provider_about(const std::vector<std::string>& supported) {
+  std::string about = "the NIC: softnic, the in-process software model of the mlx5 interface (not a ConnectX)";
+  if (member(supported, "mlx5")) about += "; mlx5, a ConnectX through rdma-core, one rank per NIC";
+  return about;
+}
+
 }  // namespace
 
 std::string Arguments::subcommand() const {
@@ -317,7 +365,8 @@ std::string Arguments::subcommand() const {
 }
 
 std::string Arguments::provider(const std::vector<std::string>& supported) const {
-  const auto values = parser_->option("provider", "{" + joined(supported, "|") + "}", "softnic");
+  const auto values = parser_->option("provider", "{" + joined(supported, "|") + "}", "softnic",
+                                      provider_about(supported));
   if (values.empty() || parser_->help()) return "softnic";
   const std::string& name = values[0];
   for (const auto& s : supported) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "dissect/bench/common_flags.h"
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/fit_clock.h"
 #include "dissect/bench/progress.h"
@@ -43,14 +44,7 @@ void print_usage(std::FILE* out) {
 
 int run_experiment(const dissect::bench::Experiment& experiment, int argc, char** argv) {
   dissect::bench::Arguments arguments(argc, argv);
-  const std::string output = arguments.text("output", "");
-  const std::string csv = arguments.text("csv", "");
-  dissect::bench::set_keep_raw_samples(arguments.flag("raw"));
-  const bool quiet = arguments.flag("quiet"), progress = arguments.flag("progress");
-  if (quiet && progress) throw dissect::InvalidArgument("--quiet and --progress contradict each other; give one");
-  dissect::bench::set_progress_mode(quiet      ? dissect::bench::ProgressMode::quiet
-                                    : progress ? dissect::bench::ProgressMode::always
-                                               : dissect::bench::ProgressMode::automatic);
+  const auto [output, csv] = dissect::bench::read_common_flags(arguments);
   // Before the run, which may measure for minutes: a path that cannot be written loses them all.
   for (const auto& [flag, path] : {std::pair{"--output", output}, std::pair{"--csv", csv}}) {
     if (path.empty() || arguments.help_requested()) continue;
@@ -62,6 +56,7 @@ int run_experiment(const dissect::bench::Experiment& experiment, int argc, char*
   dissect::bench::Report report;
   const int status = experiment.run(arguments, report);
   dissect::bench::note_oversubscription(report);
+  dissect::bench::note_machine(report);
   if (!report.served().empty()) {
     std::printf("%s\n", report.served().c_str());
     return status;

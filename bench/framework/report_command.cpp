@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "dissect/bench/common_flags.h"
 #include "dissect/bench/experiment.h"
-#include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
 #include "dissect/telemetry/session.h"
@@ -52,6 +52,7 @@ int run_part(const Experiment& experiment, bool quick, Report& report) {
     maybe_throw_for_test(experiment);
     const int status = experiment.run(arguments_for(experiment, quick), part);
     note_oversubscription(part);
+    note_machine(part);
     part.print_table(stdout);
     for (const Result& r : part.results()) report.add(r);
     return status;
@@ -111,16 +112,23 @@ void run_script(const std::vector<std::string>& words) {
 
 }  // namespace
 
-int report_main(int argc, char** argv) {
-  Arguments arguments(argc, argv);
-  const std::string directory = arguments.text("output-dir", "report");
-  const bool quick = arguments.flag("quick");
-  const std::string only = arguments.text("only", "");
+ReportOptions read_report_options(const Arguments& arguments) {
+  ReportOptions o;
+  o.directory = arguments.text("output-dir", "report",
+                               "the folder for results.json, results.csv, report.md and the plots");
+  o.quick = arguments.flag("quick", "every experiment with --quick: fewer iterations and runs, "
+                                    "minutes instead of an hour, wider spreads");
+  o.only = arguments.text("only", "",
+                          "a comma list of experiments to run (dissect list) instead of every one the report runs");
   arguments.provider({"softnic"});  // the report's experiments run on the softnic only
-  const bool quiet = arguments.flag("quiet"), progress = arguments.flag("progress");
+  read_progress_flags(arguments);
   arguments.check_all_used();
-  if (quiet && progress) throw InvalidArgument("--quiet and --progress contradict each other; give one");
-  set_progress_mode(quiet ? ProgressMode::quiet : progress ? ProgressMode::always : ProgressMode::automatic);
+  return o;
+}
+
+int report_main(int argc, char** argv) {
+  const Arguments arguments(argc, argv);
+  const auto [directory, quick, only] = read_report_options(arguments);
   const std::vector<const Experiment*> chosen = selected(only);
   if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
     throw Error("cannot create the report directory '" + directory + "': " + std::strerror(errno));

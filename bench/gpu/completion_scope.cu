@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/error.h"
@@ -170,24 +171,28 @@ void measure(const ScopeConfig& c, uint32_t qps, std::vector<Metric>& metrics, b
 
 int run_gpu_completion_scope(const Arguments& a, Report& report) {
   a.provider({"softnic"});
-  const bool quick = a.flag("quick");
+  const bool quick = a.flag("quick", "300 timed operations and one run");
   ScopeConfig c;
   c.qps.clear();
-  for (uint64_t v : a.integers("qps", {1, 2, 4, 8, 16, 32}, 1, 527)) {
+  for (uint64_t v : a.integers("qps", {1, 2, 4, 8, 16, 32}, 1, 527,
+                                 "configured QP counts Q, a comma list (Figure 4's x axis)")) {
     c.qps.push_back(static_cast<uint32_t>(v));
   }
-  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 1'000'000));
-  c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 10, 1'000'000));
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
-  c.nic.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.nic.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.nic.engine_ctas, 1, 1024));
+  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 1'000'000,
+                                                          "timed operations per Q and run"));
+  c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 10, 1'000'000, "operations per Q and run before the timed ones, discarded"));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
+  c.nic.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.nic.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.nic.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
   c.nic.engine_warps_per_cta = static_cast<uint32_t>(
-      a.integer("engine-warps", c.nic.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.nic.nic_profile = a.text("nic-profile", "fast");
+      a.integer("engine-warps", c.nic.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA,
+                flag_help::ENGINE_WARPS));
+  c.nic.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.nic.nic_profile);
   c.nic.sq_wqebbs = 1024;
   c.nic.buffer_bytes = 8 * (SLOTS + 1);
-  c.path = a.choice("path", "mini-gda", {"mini-gda", "nvshmem-ibgda"});
+  c.path = a.choice("path", "mini-gda", {"mini-gda", "nvshmem-ibgda"},
+                    "whose quiet: mini-gda's gda::quiet, or NVSHMEM's own (IBGDA internals)");
   a.check_all_used();
 #if DISSECT_HAVE_NVSHMEM_IBGDA
   c.library = scope_path_library(c.path, &c.library_version);

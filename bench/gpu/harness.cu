@@ -182,6 +182,7 @@ void add_run(GpuMetric& metric, const std::vector<double>& ns) {
   metric.p10_ns.push_back(p.p10);
   metric.p50_ns.push_back(p.p50);
   metric.p90_ns.push_back(p.p90);
+  if (keep_gpu_samples()) metric.samples_ns.push_back(ns);
 }
 
 void add_run(GpuMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer) {
@@ -219,7 +220,18 @@ GpuExperimentResult base_result(const GpuExperimentConfig& config, const char* n
   r.payload_bytes = bytes;
   r.inline_payload = is_inline;
   r.globaltimer_step_ns = measure_globaltimer_step(config.device);
+  config.progress.measuring(std::string(name) + " " + variant);
   return r;
 }
 
 }  // namespace dissect::bench::gpu
+
+namespace dissect::bench {
+
+std::string gpu_device_name(int device) {
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) return "";
+  return properties.name;
+}
+
+}  // namespace dissect::bench

@@ -107,7 +107,7 @@ struct RunTally {
 
 // `config.runs` independent runs, each on a fresh PE pair (make_pair, engines running) with its
 // status reset: body(PePair&, uint32_t run, RunTally&) launches, waits, reads back and records the
-// run in the tally (or fails it).
+// run in the tally (or fails it). Each run's end is a progress line (config.progress).
 template <typename Body>
 RunTally run_on_fresh_pairs(const GpuExperimentConfig& config, Body&& body) {
   RunTally tally;
@@ -115,6 +115,7 @@ RunTally run_on_fresh_pairs(const GpuExperimentConfig& config, Body&& body) {
     auto pair = make_pair(config, config.iterations);
     reset_status(*pair);
     body(*pair, run, tally);
+    config.progress.run_done(run);
   }
   return tally;
 }

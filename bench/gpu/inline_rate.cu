@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "rate_run.h"
 
@@ -16,16 +17,17 @@ namespace {
 int run_gpu_inline_rate(const Arguments& a, Report& report) {
   a.provider({"softnic"});
   gpu::RateConfig c;
-  const bool quick = a.flag("quick");
-  c.qps = static_cast<uint32_t>(a.integer("qps", 16, 1, 528));
+  const bool quick = a.flag("quick", "sizes 8, 64 and 220 B and one run");
+  c.qps = static_cast<uint32_t>(a.integer("qps", 16, 1, 528, "QPs, one GPU thread and one CTA each"));
   c.threads = c.qps;
   c.ctas = c.qps;
-  c.batch = static_cast<uint32_t>(a.integer("batch", 16, 1, 256));
+  c.batch = static_cast<uint32_t>(a.integer("batch", 16, 1, 256, "WQEs per doorbell (Figure 3b: 16)"));
   const std::vector<uint64_t> sizes =
       a.sizes(quick ? std::vector<uint64_t>{8, 64, 220} : std::vector<uint64_t>{8, 16, 32, 64, 96, 128, 160, 192, 220},
-              1, 220);
-  const std::vector<std::string> kinds = a.choices("payloads", "inline,pointer", {"inline", "pointer"});
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+              1, 220, "payload of each write");
+  const std::vector<std::string> kinds = a.choices("payloads", "inline,pointer", {"inline", "pointer"},
+                                                             "inline: copied into the WQE; pointer: read by the NIC from the source");
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   gpu::read_engine_flags(a, c);
   a.check_all_used();
   std::vector<std::pair<std::string, gpu::RateConfig>> points;

@@ -1,12 +1,17 @@
 // Figure 3a (paper §4.1): issue and put+completion of one inline put, payload 8..220 B, copied
 // into the WQE from a buffer (every size the same way, so the slope is the copy's).
+#include <iterator>
+
 #include "harness.cuh"
 
 namespace dissect::bench {
 namespace gpu {
+constexpr uint32_t SWEEP_BYTES[] = {8, 16, 32, 44, 48, 64, 96, 108, 128, 160, 172, 192, 220};
+
 template <typename Policy>
 void sweep_with(const GpuExperimentConfig& config, std::vector<GpuExperimentResult>& out) {
-  for (uint32_t bytes : {8u, 16u, 32u, 44u, 48u, 64u, 96u, 108u, 128u, 160u, 172u, 192u, 220u}) {
+  config.progress.plan(std::size(SWEEP_BYTES) * config.runs);
+  for (uint32_t bytes : SWEEP_BYTES) {
     GpuExperimentResult r =
         base_result(config, "inline-sweep", std::to_string(bytes) + "B", Policy::key, bytes, true);
     measure_put_latency<Policy, Payload::inline_buffer>(config, bytes, r);

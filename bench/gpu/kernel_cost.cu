@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
@@ -384,31 +385,41 @@ int run(Config c, Report& report) {
 
 std::vector<uint64_t> live_values(const Arguments& a) {
   std::vector<uint64_t> out;
-  for (const std::string& v : a.choices("live", "8,16", {"8", "16"})) out.push_back(std::stoul(v));
+  for (const std::string& v : a.choices("live", "8,16", {"8", "16"},
+                                             "live values per thread kept across the call site (Figure 9's N), a comma list")) out.push_back(std::stoul(v));
   return out;
 }
 
 void read_flags(const Arguments& a, Config& c) {
-  const bool quick = a.flag("quick");
-  c.paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"});
-  c.callers = a.choices("caller", "compute,stream", {"compute", "stream"});
+  const bool quick = a.flag("quick", "1,024 compute and 256 streaming steps per launch, 2 runs");
+  c.paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"},
+                        "whose send: mini-gda (one QP per block) or mini-proxy (4 workers, 32 rings), a comma list");
+  c.callers = a.choices("caller", "compute,stream", {"compute", "stream"},
+                          "the caller's useful work: FMA chains (compute) or memory streaming, a comma list");
   c.live = live_values(a);
-  c.builds = a.choices("build", "inlined,separate", {"inlined", "separate"});
-  c.variants = a.choices("variants", "code-only,send,send-wait", {"code-only", "send", "send-wait"});
-  c.messages = a.integers("messages", {1, 4, 16}, 1, 64);
-  c.sizes = a.sizes({8, 7168}, 1, 1u << 20);
+  c.builds = a.choices("build", "inlined,separate", {"inlined", "separate"},
+                         "the send inlined into the caller, or separately compiled (-rdc, a real call), a comma list");
+  c.variants = a.choices("variants", "code-only,send,send-wait", {"code-only", "send", "send-wait"},
+                           "code only; send, then compute; send, wait, then compute (the paper's names), a comma list");
+  c.messages = a.integers("messages", {1, 4, 16}, 1, 64, "messages each block sends per launch, a comma list");
+  c.sizes = a.sizes({8, 7168}, 1, 1u << 20, "payload of one message");
   // One QP per block: --blocks above 528 is refused (the rig's limit here, the paper's 528);
   // 0: four per SM left to the callers (BLOCKS_PER_CALLER_SM).
-  c.blocks = static_cast<uint32_t>(a.integer("blocks", 0, 0, MAX_BLOCKS));
-  c.compute_steps = static_cast<uint32_t>(a.integer("compute-steps", quick ? 1024 : c.compute_steps, 2, 1u << 24));
-  c.stream_steps = static_cast<uint32_t>(a.integer("stream-steps", quick ? 256 : c.stream_steps, 2, 1u << 24));
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100));
-  c.rig.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.blocks = static_cast<uint32_t>(a.integer("blocks", 0, 0, MAX_BLOCKS,
+                                                  "caller blocks of 256 threads, one QP each (528: the paper's); 0: four per SM left to the callers"));
+  c.compute_steps = static_cast<uint32_t>(a.integer("compute-steps", quick ? 1024 : c.compute_steps, 2, 1u << 24,
+                                                         "steps of the compute caller per launch (messages are spread between them)"));
+  c.stream_steps = static_cast<uint32_t>(a.integer("stream-steps", quick ? 256 : c.stream_steps, 2, 1u << 24,
+                                                        "steps of the streaming caller per launch (messages are spread between them)"));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100,
+                                                "paired launches (with and without communication) per case"));
+  c.rig.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
   // The messages are few (16 per block at most): 4 engine CTAs serve them and leave more SMs.
-  c.rig.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", 4, 1, 1024));
+  c.rig.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", 4, 1, 1024, flag_help::ENGINE_CTAS));
   c.rig.engine_warps_per_cta = static_cast<uint32_t>(
-      a.integer("engine-warps", c.rig.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.rig.nic_profile = a.text("nic-profile", "fast");
+      a.integer("engine-warps", c.rig.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA,
+                flag_help::ENGINE_WARPS));
+  c.rig.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.rig.nic_profile);  // refused here, by name, before anything runs
 }
 
@@ -416,7 +427,7 @@ int run_gpu_kernel_cost(const Arguments& a, Report& report) {
   a.provider({"softnic"});
   Config c;
   read_flags(a, c);
-  if (a.flag("raw")) {
+  if (a.flag("raw", "refused: gpu-kernel-cost times whole launches (one time per run), it has no per-sample times")) {
     throw InvalidArgument("--raw: gpu-kernel-cost reports one time per launch (its runs), no "
                           "per-sample times to keep");
   }

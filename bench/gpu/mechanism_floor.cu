@@ -67,6 +67,7 @@ GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char*
 }  // namespace gpu
 
 std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& config) {
+  config.progress.plan(3 * size_t{config.runs});
   return {gpu::measure_floor<gpu::FloorFence::gpu>(config, "gpu-fence"),
           gpu::measure_floor<gpu::FloorFence::none>(config, "no-fence"),
           gpu::measure_floor<gpu::FloorFence::system>(config, "system-fence")};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
@@ -41,7 +42,8 @@ struct MoeRunConfig {
 };
 
 double parse_fraction(const Arguments& a) {
-  const std::string text = a.text("masked-fraction", "0");
+  const std::string text = a.text("masked-fraction", "0",
+                                  "probability that a top-k selection is masked (-1), 0..1 (DeepEP's random masks)");
   size_t used = 0;
   double v = -1;
   try {
@@ -57,36 +59,42 @@ double parse_fraction(const Arguments& a) {
 MoeRunConfig parse(const Arguments& a) {
   a.provider({"softnic"});
   MoeRunConfig c;
-  const std::string transport = a.choice("transport", "mini-gda", {"mini-gda", "mini-proxy"});
+  const std::string transport = a.choice("transport", "mini-gda", {"mini-gda", "mini-proxy"},
+                                          "who posts: the GPU warps through mini-gda, or mini-proxy's CPU workers");
   c.rig.transport = transport == "mini-gda" ? gpu::MoeTransportKind::mini_gda : gpu::MoeTransportKind::mini_proxy;
-  const bool quick = a.flag("quick");
+  const bool quick = a.flag("quick", "2 runs of 20 samples (3 warm-up) instead of 3 of 50 (5)");
   moe::MoeShape& s = c.rig.shape;
-  s.hidden = static_cast<uint32_t>(a.integer("hidden", s.hidden, 128, 65536));
-  s.top_k = static_cast<uint32_t>(a.integer("top-k", s.top_k, 1, moe::MAX_TOP_K));
-  s.experts = static_cast<uint32_t>(a.integer("experts", s.experts, 1, 4096));
-  s.ranks = static_cast<uint32_t>(a.integer("ranks", s.ranks, 1, 64));
-  s.tokens = static_cast<uint32_t>(a.integer("tokens", s.tokens, 1, moe::MAX_TOKENS_PER_RANK));
+  s.hidden = static_cast<uint32_t>(a.integer("hidden", s.hidden, 128, 65536, "hidden size of a token, elements (DeepEP: 7,168)"));
+  s.top_k = static_cast<uint32_t>(a.integer("top-k", s.top_k, 1, moe::MAX_TOP_K, "experts each token is routed to"));
+  s.experts = static_cast<uint32_t>(a.integer("experts", s.experts, 1, 4096, "experts in all, spread evenly over the ranks"));
+  s.ranks = static_cast<uint32_t>(a.integer("ranks", s.ranks, 1, 64, "ranks (EP size), all on one GPU in this process"));
+  s.tokens = static_cast<uint32_t>(a.integer("tokens", s.tokens, 1, moe::MAX_TOKENS_PER_RANK,
+                                                   "tokens each rank dispatches (DeepEP's num_max_dispatch_tokens_per_rank)"));
   s.max_tokens = s.tokens;
   const std::string error = moe::shape_error(s);
   if (!error.empty()) throw InvalidArgument(error);
-  c.rig.routing.seed = a.integer("seed", 1, 0, ~uint64_t{0} >> 1);
+  c.rig.routing.seed = a.integer("seed", 1, 0, ~uint64_t{0} >> 1, "seed of the tokens and the routing");
   c.rig.routing.masked_fraction = parse_fraction(a);
-  c.rig.doorbell_batch = static_cast<uint32_t>(a.integer("doorbell-batch", 4, 1, 128));
+  c.rig.doorbell_batch = static_cast<uint32_t>(a.integer("doorbell-batch", 4, 1, 128,
+                                                                  "requests per doorbell (DeepEP's kNumRequestInBatch; mini-proxy: the worker's chain)"));
   const uint32_t one_per_token = (s.tokens + 7) / 8 * 8;
-  c.rig.warps_per_rank = static_cast<uint32_t>(a.integer("warps-per-rank", one_per_token, 8, 1024));
+  c.rig.warps_per_rank = static_cast<uint32_t>(a.integer("warps-per-rank", one_per_token, 8, 1024,
+                                                                  "warps of a phase kernel per rank, a multiple of 8 (default: one per token)"));
   if (c.rig.warps_per_rank % 8 != 0) {
     throw InvalidArgument("--warps-per-rank " + std::to_string(c.rig.warps_per_rank) + ": a multiple of 8 (CTAs of 8 warps)");
   }
-  c.rig.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.rig.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.rig.engine_ctas, 1, 1024));
+  c.rig.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.rig.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.rig.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
   c.rig.engine_warps_per_cta = static_cast<uint32_t>(
-      a.integer("engine-warps", c.rig.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.rig.nic_profile = a.text("nic-profile", "fast");
+      a.integer("engine-warps", c.rig.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA,
+                flag_help::ENGINE_WARPS));
+  c.rig.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.rig.nic_profile);  // refused here, by name, before anything runs
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : 3, 1, 100));
-  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 20 : 50, 1, 100000));
-  c.warmup = static_cast<uint32_t>(a.integer("warmup", quick ? 3 : 5, 0, 100000));
-  c.tsv = a.text("tsv", "");
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : 3, 1, 100, flag_help::RUNS));
+  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 20 : 50, 1, 100000,
+                                                 "timed dispatch + combine samples per run"));
+  c.warmup = static_cast<uint32_t>(a.integer("warmup", quick ? 3 : 5, 0, 100000, "untimed samples per run before the timed ones"));
+  c.tsv = a.text("tsv", "", "also write pplx-kernels' benchmark row (p50 latency and bandwidth of both phases) to this TSV file");
   a.check_all_used();
   return c;
 }

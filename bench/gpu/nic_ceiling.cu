@@ -237,9 +237,13 @@ Result measure_nic_ceiling_rate(const NicCeilingConfig& c, uint32_t qps, uint32_
 
 std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config) {
   std::vector<Result> out;
-  out.push_back(measure_latency(config));
+  auto finished = [&](Result r) {
+    if (config.case_done) config.case_done(r.label);
+    out.push_back(std::move(r));
+  };
+  finished(measure_latency(config));
   for (uint32_t bytes : config.sizes) {
-    for (uint32_t qps : config.qps) out.push_back(measure_nic_ceiling_rate(config, qps, bytes));
+    for (uint32_t qps : config.qps) finished(measure_nic_ceiling_rate(config, qps, bytes));
   }
   const double step = gpu::measure_globaltimer_step(config.device);
   for (auto& r : out) r.environment.push_back({"globaltimer_step_ns", std::to_string(step)});

@@ -2,7 +2,9 @@
 // whether the model was its bottleneck. Host-side entry point (nic_ceiling.cu).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,12 @@ struct NicCeilingConfig {
   uint32_t rounds = 8;               // per run
   uint32_t runs = 3;
   uint32_t latency_iterations = 2000;
+  // Called with each case's label as it ends (the CLI's progress line); unset: nothing.
+  std::function<void(const std::string& label)> case_done;
 };
+
+// The cases run_nic_ceiling measures: the latency, then every size and QP count.
+inline size_t nic_ceiling_cases(const NicCeilingConfig& c) { return 1 + c.sizes.size() * c.qps.size(); }
 
 // Message rate and payload rate of pre-built 8 B..N B writes over Q loopback QPs (rung all at
 // once), and the doorbell-to-CQE latency of one signalled 8 B write on an idle engine.

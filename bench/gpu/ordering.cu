@@ -21,7 +21,19 @@ struct MeasurePolicy {
 };
 }  // namespace
 
+// How many policies for_each_policy visits: the progress total.
+struct CountPolicies {
+  size_t count = 0;
+  template <typename Policy>
+  void operator()() {
+    ++count;
+  }
+};
+
 std::vector<GpuExperimentResult> run_ordering(const GpuExperimentConfig& config) {
+  CountPolicies policies;
+  gda::ordering::for_each_policy(policies);
+  config.progress.plan(policies.count * config.runs);
   std::vector<GpuExperimentResult> out;
   gda::ordering::for_each_policy(MeasurePolicy{config, out});
   return out;

@@ -36,6 +36,7 @@ void check_latency_path(const GpuExperimentConfig& c) {
 
 std::vector<GpuExperimentResult> run_peer_single_operation(const GpuExperimentConfig& c) {
   check_latency_path(c);
+  c.progress.plan(2 * size_t{c.runs});  // each library: inline and pointer, put+completion
 #if DISSECT_HAVE_GDAKI
   if (c.path == "gdaki") return run_gdaki_single_operation(c);
 #endif

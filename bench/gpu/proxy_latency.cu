@@ -309,7 +309,10 @@ GpuExperimentResult measure_handoff(const GpuExperimentConfig& config, const cha
   const proxy::Handoff kind = M == Mode::baseline ? proxy::Handoff::baseline : proxy::Handoff::tuned;
   GpuExperimentResult r = base_result(config, "proxy-latency", variant, ordering, 8, false);
   Accumulated acc;
-  for (uint32_t run = 0; run < config.runs; ++run) measure_run<M>(config, kind, run, &acc);
+  for (uint32_t run = 0; run < config.runs; ++run) {
+    measure_run<M>(config, kind, run, &acc);
+    config.progress.run_done(run);
+  }
   r.metrics = {acc.issue, acc.total, acc.trip};
   r.payload_validated = acc.valid && !acc.issue.p50_ns.empty();
   r.sm_clock_mhz = acc.clocks ? acc.clock_sum / acc.clocks : 0;
@@ -330,6 +333,7 @@ GpuExperimentResult measure_store16(const GpuExperimentConfig& config, const cha
     store16_kernel<K><<<1, 1, 0, k.stream>>>(slots, payload, config.warmup, n, k.samples);
     check_cuda(cudaGetLastError(), "launch store16_kernel");
     const RunSamples s = collect(k, n, "store16_kernel");
+    config.progress.run_done(run);
     const auto* last = reinterpret_cast<const proxy::Descriptor*>(target.host) + ((config.warmup + n - 1) & 3);
     acc.valid = acc.valid && last->word0 == (uint64_t{config.warmup + n - 1} | proxy::PHASE_BIT);
     if (accept(s, run, variant, &acc)) add_run(acc.issue, s.issue.data(), n, s.timer);
@@ -357,6 +361,7 @@ void note_ratio(GpuExperimentResult* tuned, const GpuExperimentResult& posted) {
 
 std::vector<GpuExperimentResult> run_gpu_proxy_latency(const GpuExperimentConfig& config) {
   using namespace gpu;
+  config.progress.plan(6 * size_t{config.runs});  // two reference stores, four handoffs
   GpuExperimentResult posted = measure_store16<StoreKind::posted>(
       config, "16B posted store (reference)", "st.global.v2.u64 (posted, unordered)");
   GpuExperimentResult release = measure_store16<StoreKind::release>(

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "rate_run.h"
@@ -65,21 +66,29 @@ std::string row_label(const RateConfig& c) {
 int run_gpu_rate(const Arguments& a, Report& report) {
   a.provider({"softnic"});
   RateConfig c;
-  const bool sweep = a.flag("sweep"), quick = a.flag("quick");
-  c.threads = static_cast<uint32_t>(a.integer("threads", 1, 1, 16384));
-  c.qps = static_cast<uint32_t>(a.integer("qps", 1, 1, 528));
-  c.ctas = static_cast<uint32_t>(a.integer("ctas", 1, 1, 528));
-  c.batch = static_cast<uint32_t>(a.integer("batch", 1, 1, 256));
-  c.sharing = a.choice("sharing", "exclusive", {"exclusive", "shared", "handoff", "cooperative"});
-  c.payload_bytes = static_cast<uint32_t>(a.integer("size", 8, 1, 8));
-  c.doorbell = a.choice("doorbell", "direct", {"direct", "cpu-assisted"});
+  const bool sweep = a.flag("sweep", "every mini-gda row of Table 5 (threads, QPs, CTAs, batch, sharing) instead of one");
+  const bool quick = a.flag("quick", "one run instead of 3");
+  c.threads = static_cast<uint32_t>(a.integer("threads", 1, 1, 16384, "GPU threads posting (Table 5's T)"));
+  c.qps = static_cast<uint32_t>(a.integer("qps", 1, 1, 528, "loopback QPs the threads drive (Table 5's Q)"));
+  c.ctas = static_cast<uint32_t>(a.integer("ctas", 1, 1, 528, "CTAs the threads are spread over (a QP's threads share one)"));
+  c.batch = static_cast<uint32_t>(a.integer("batch", 1, 1, 256, "WQEs per doorbell (Table 5's B)"));
+  c.sharing = a.choice("sharing", "exclusive", {"exclusive", "shared", "handoff", "cooperative"},
+                       "how a QP's threads share it (Table 5; rate_kernel.cuh)");
+  c.payload_bytes = static_cast<uint32_t>(a.integer("size", 8, 1, 8, "payload of each write, bytes, from a register"));
+  c.doorbell = a.choice("doorbell", "direct", {"direct", "cpu-assisted"},
+                        "who rings: the GPU thread, or a host thread it hands the doorbell to");
   // Telemetry off (0) and on at N = 1, 4, 16, 64 in one run: --telemetry 0,1,4,16,64.
-  const std::vector<uint64_t> telemetry = a.integers("telemetry", {0}, 0, 1u << 20);
-  c.messages_per_thread = static_cast<uint32_t>(a.integer("messages", 0, 0, 100'000'000));
-  c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384));
-  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768));
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
-  c.path = a.choice("path", "mini-gda", {"mini-gda", "gdaki", "nvshmem-ibgda"});
+  const std::vector<uint64_t> telemetry = a.integers("telemetry", {0}, 0, 1u << 20,
+                                                           "telemetry sampling 1 in N per QP, a comma list crossed with every row; 0: off");
+  c.messages_per_thread = static_cast<uint32_t>(a.integer("messages", 0, 0, 100'000'000,
+                                                              "writes per thread and run; 0: about 2^22 in all"));
+  c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384,
+                                                             "WQEs per signalled WQE (periodic reclamation); 0: 64 rounded to the batch"));
+  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768,
+                                                        "send queue depth of each QP, WQEBBs (64 B each)"));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
+  c.path = a.choice("path", "mini-gda", {"mini-gda", "gdaki", "nvshmem-ibgda"},
+                    "whose device code posts: mini-gda, or a library's own kernel in its own configuration (Table 5's note)");
   gpu::read_engine_flags(a, c);
   a.check_all_used();
   if (c.path != "mini-gda") {

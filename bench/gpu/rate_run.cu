@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/telemetry/counters.h"
@@ -440,11 +441,12 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
 }
 
 void read_engine_flags(const Arguments& a, RateConfig& c) {
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
   c.engine_warps_per_cta = static_cast<uint32_t>(
-      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.nic_profile = a.text("nic-profile", "fast");
+      a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA,
+                flag_help::ENGINE_WARPS));
+  c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
 }
 

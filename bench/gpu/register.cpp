@@ -1,6 +1,7 @@
 // The GPU experiments as `dissect` subcommands (bench/experiment.h): gpu-latency, gpu-ordering,
 // gpu-inline-sweep, gpu-floor. Flags: --engine gpu-kernel|host-thread, --placement gpu|host,
-// --layout one-gpu|two-gpus, --device N, --runs N, --iterations N, --warmup N (>= 100), --quick.
+// --layout one-gpu|two-gpus, --device N, --runs N, --iterations N, --warmup N (>= 100), --quick;
+// --raw keeps every sample and --progress prints a line per run (`dissect <name> --help`).
 // Without a CUDA device each prints "no CUDA device: skipped" and returns 0, so `dissect report`
 // still runs on a CPU-only machine.
 #include <cstdio>
@@ -11,12 +12,15 @@
 #include "dissect/common/error.h"
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/gpu_experiments.h"
+#include "dissect/bench/progress.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "nic_ceiling.h"
 #include "peer_latency.h"
 #include "proxy_latency.h"
 #include "telemetry_rate.h"
+#include "to_report.h"
 
 namespace dissect::bench {
 namespace {
@@ -71,14 +75,7 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
     const bool per_message = m.name.find("ns per message") != std::string::npos;
     out.unit = per_message ? "ns" : "us";
     const double scale = per_message ? 1 : 1e3;
-    for (size_t i = 0; i < m.p50_ns.size(); ++i) {
-      Summary s;
-      s.p10 = m.p10_ns[i] / scale;
-      s.p50 = m.p50_ns[i] / scale;
-      s.p90 = m.p90_ns[i] / scale;
-      s.samples = c.iterations;
-      out.runs.push_back(s);
-    }
+    out.runs = run_summaries(m, c.iterations, scale);
     r.metrics.push_back(out);
     if (!m.p50_cycles.empty()) r.metrics.push_back(cycles_metric(m, c));
   }
@@ -88,44 +85,89 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
   std::snprintf(step, sizeof step, "%.0f", g.globaltimer_step_ns);
   r.environment = {{"sm_clock_mhz", clock}, {"globaltimer_step_ns", step},
                    {"timing", "in-kernel clock64, converted with the effective SM clock"}};
+  // The device it ran on, before note_machine adds the machine's list under the same key.
+  if (const std::string gpu = gpu_device_name(c.device); !gpu.empty()) r.environment.emplace_back("gpu", gpu);
   return r;
 }
 
-// The GPU runners return every result at the end, with per-run percentiles, no samples: refuse
-// the flags they cannot honour rather than accept them and do nothing.
-void refuse_sample_flags(const Arguments& a, bool samples_kept) {
-  if (a.flag("raw") && !samples_kept) {
+// --raw where an experiment times each operation: the harness keeps every run's samples. One
+// that times only whole runs (gpu-telemetry-rate: one rate per run) has none, says so in --help
+// and refuses the flag by name rather than accept it and write nothing.
+void read_raw(const Arguments& a, bool per_sample) {
+  const std::string about =
+      per_sample ? "keep every sample: each run's times in measured order go into the JSON (`raw`)"
+                 : "refused: " + a.subcommand() + " times whole runs (one rate per run), it has no per-sample times";
+  const bool raw = a.flag("raw", about);
+  if (raw && !per_sample) {
     throw InvalidArgument("--raw: " + a.subcommand() +
-                          " keeps per-run percentiles on the GPU, not per-sample times");
+                          " times whole runs (one rate per run), it has no per-sample times to keep");
   }
-  if (a.flag("progress")) {
-    throw InvalidArgument("--progress: " + a.subcommand() +
-                          " reports its cases when it ends (no per-case progress on the GPU yet)");
+  set_keep_gpu_samples(raw);
+}
+
+// How one subcommand runs its runner.
+struct GpuCommand {
+  GpuRunner runner;
+  // --path: a peer library's device code (gpu-latency); or always that path (gpu-gdaki-ablation),
+  // refused as --path would be.
+  bool takes_path = false;
+  const char* fixed_path = nullptr;
+  bool per_sample = true;  // times each operation (false: whole runs, gpu-telemetry-rate), see read_raw
+  // On the harness's PE pair and its GpuSoftNic(s): the engine, placement, layout and profile
+  // flags apply. gpu-proxy-latency has its own rig (a host-engine softnic) and takes none of them.
+  bool on_pe_pair = true;
+};
+
+// The PE pair's softnic: what executes the WQEs, where the queues live, on how many GPUs.
+void read_pe_pair_flags(const Arguments& a, GpuExperimentConfig& c) {
+  c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"},
+                      "what executes the WQEs: the softnic's persistent GPU kernel or a host thread");
+  c.placement = a.choice("placement", c.engine == "host-thread" ? "host" : "gpu", {"gpu", "host"},
+                         "where the queues and buffers live: GPU memory or mapped host memory "
+                         "(default: gpu, host with --engine host-thread)");
+  c.pe_layout = a.choice("layout", "one-gpu", {"one-gpu", "two-gpus"},
+                         "both PEs on one GPU and one engine, or PE i on GPU i (peer access)");
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
+  c.engine_warps_per_cta = static_cast<uint32_t>(a.integer(
+      "engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
+  c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  // The engine kernel's size means nothing to a host-thread engine: refused rather than ignored.
+  for (const char* name : {"engine-ctas", "engine-warps"}) {
+    if (c.engine == "host-thread" && a.given(name)) {
+      throw InvalidArgument(std::string("--") + name + " sizes the softnic's GPU engine kernel; --engine " +
+                            c.engine + " has none");
+    }
   }
 }
 
-// `takes_path`: the experiment runs through a peer library's device code on --path (gpu-latency);
-// `fixed_path`: it always does, on that path (gpu-gdaki-ablation), and is refused as --path would be.
-int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_path = false,
-            const char* fixed_path = nullptr) {
+// The flags every GPU subcommand takes: device, runs, iterations, warm-up.
+void read_run_flags(const Arguments& a, const GpuCommand& command, GpuExperimentConfig& c) {
+  const bool quick = a.flag("quick", "--iterations 300 instead of 1,000");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100, flag_help::RUNS));  // each on a fresh rig
+  // gpu-telemetry-rate streams messages in batches: its iterations and warm-up count in 256 and 16.
+  c.iterations = static_cast<uint32_t>(a.integer(
+      "iterations", quick ? 300 : 1000, 10, 10'000'000,
+      command.per_sample ? "timed operations per run, one GPU thread, one outstanding"
+                         : "timed messages per run, in units of 256 (16 writes per doorbell)"));
+  c.warmup = static_cast<uint32_t>(a.integer(
+      "warmup", 200, 100, 10'000'000,
+      command.per_sample ? "operations per run before the timed ones, discarded"
+                         : "untimed messages per run before the timed ones, in units of 16"));
+}
+
+int run_gpu(const Arguments& a, Report& report, const GpuCommand& command) {
   a.provider({"softnic"});
-  refuse_sample_flags(a, false);
+  read_raw(a, command.per_sample);
   GpuExperimentConfig c;
-  const bool quick = a.flag("quick");
-  c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"});
-  c.placement = a.choice("placement", c.engine == "host-thread" ? "host" : "gpu", {"gpu", "host"});
-  c.pe_layout = a.choice("layout", "one-gpu", {"one-gpu", "two-gpus"});
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100));
-  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 1000, 10, 10'000'000));
-  c.warmup = static_cast<uint32_t>(a.integer("warmup", 200, 100, 10'000'000));
-  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
-  c.engine_warps_per_cta =
-      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.nic_profile = a.text("nic-profile", "fast");
-  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
-  if (takes_path) c.path = a.choice("path", "mini-gda", latency_paths());
-  if (fixed_path) c.path = fixed_path;
+  read_run_flags(a, command, c);
+  if (command.on_pe_pair) read_pe_pair_flags(a, c);
+  if (command.takes_path) {
+    c.path = a.choice("path", "mini-gda", latency_paths(),
+                      "whose device code posts and waits: mini-gda, or a peer library's own (src/peers)");
+  }
+  if (command.fixed_path) c.path = command.fixed_path;
   a.check_all_used();
   check_latency_path(c);  // an adapter not built, or a configuration it cannot run: by name
   const int devices = softnic::gpu_runtime_init();
@@ -137,54 +179,67 @@ int run_gpu(const Arguments& a, Report& report, GpuRunner runner, bool takes_pat
     std::fprintf(stderr, "two-gpus layout needs 2 CUDA devices: skipped\n");
     return 0;
   }
+  Progress progress(a.subcommand(), 0);
+  bind_progress(progress, c);
   int status = 0;
-  for (const GpuExperimentResult& g : runner(c)) {
+  for (const GpuExperimentResult& g : command.runner(c)) {
     if (!g.payload_validated) status = 1;
     report.add(convert(g, c));
   }
   return status;
 }
 
-int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, &run_single_operation, true); }
+int run_gpu_latency(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_single_operation, true}); }
 int run_gpu_gdaki_ablation(const Arguments& a, Report& r) {
-  return run_gpu(a, r, &run_gdaki_ablation_experiment, false, "gdaki");
+  return run_gpu(a, r, {&run_gdaki_ablation_experiment, false, "gdaki"});
 }
-int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, &run_ordering); }
-int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, &run_inline_sweep); }
-int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, &run_mechanism_floor); }
-int run_gpu_proxy(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_proxy_latency); }
-int run_gpu_telemetry(const Arguments& a, Report& r) { return run_gpu(a, r, &run_gpu_telemetry_rate); }
+int run_gpu_ordering(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_ordering}); }
+int run_gpu_inline_sweep(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_inline_sweep}); }
+int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu(a, r, {&run_mechanism_floor}); }
+int run_gpu_proxy(const Arguments& a, Report& r) {
+  return run_gpu(a, r, {&run_gpu_proxy_latency, false, nullptr, true, false});
+}
+int run_gpu_telemetry(const Arguments& a, Report& r) {
+  return run_gpu(a, r, {&run_gpu_telemetry_rate, false, nullptr, false});
+}
 
 std::vector<uint32_t> integer_list(const Arguments& a, const std::string& name,
                                    const std::vector<uint32_t>& fallback, uint32_t min,
-                                   uint32_t max) {
+                                   uint32_t max, const std::string& about) {
   const std::vector<uint64_t> wide(fallback.begin(), fallback.end());
   std::vector<uint32_t> out;
-  for (uint64_t v : a.integers(name, wide, min, max)) out.push_back(static_cast<uint32_t>(v));
+  for (uint64_t v : a.integers(name, wide, min, max, about)) out.push_back(static_cast<uint32_t>(v));
   return out;
 }
 
 int run_nic_ceiling_command(const Arguments& a, Report& report) {
   a.provider({"softnic"});
-  refuse_sample_flags(a, true);  // its latency samples go through summarize(): --raw keeps them
+  // --raw needs nothing here: main's set_keep_raw_samples reaches summarize(), which keeps the
+  // latency's samples and each run's per-round rates.
   NicCeilingConfig c;
-  const bool quick = a.flag("quick");
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
-  c.engine_warps_per_cta =
-      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
-  c.qps = integer_list(a, "qps", quick ? std::vector<uint32_t>{1, 64} : c.qps, 1, 1024);
-  c.sizes = integer_list(a, "sizes", quick ? std::vector<uint32_t>{8, 4096} : c.sizes, 1, 1u << 20);
-  c.depth = static_cast<uint32_t>(a.power_of_two("depth", c.depth, 32768));
-  c.rounds = static_cast<uint32_t>(a.integer("rounds", quick ? 4 : c.rounds, 1, 1000));
-  c.nic_profile = a.text("nic-profile", "fast");
+  const bool quick = a.flag("quick", "QPs 1 and 64, sizes 8 and 4096 B, 4 rounds, 2 runs");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
+  c.engine_warps_per_cta = static_cast<uint32_t>(a.integer(
+      "engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
+  c.qps = integer_list(a, "qps", quick ? std::vector<uint32_t>{1, 64} : c.qps, 1, 1024,
+                       "loopback QP counts, a comma list: every one is measured at every size");
+  c.sizes = integer_list(a, "sizes", quick ? std::vector<uint32_t>{8, 4096} : c.sizes, 1, 1u << 20,
+                         "payload of each write, bytes, a comma list (8 and below: inline from a register)");
+  c.depth = static_cast<uint32_t>(
+      a.power_of_two("depth", c.depth, 32768, "WQEs per QP per round, rung with one doorbell, the last signalled"));
+  c.rounds = static_cast<uint32_t>(a.integer("rounds", quick ? 4 : c.rounds, 1, 1000,
+                                             "timed rounds per run, after one warm-up round"));
+  c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100));
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100, flag_help::RUNS));
   a.check_all_used();
   if (softnic::gpu_runtime_init() == 0) {
     std::fprintf(stderr, "no CUDA device: skipped\n");
     return 0;
   }
+  Progress progress("nic-ceiling", nic_ceiling_cases(c));
+  c.case_done = [&progress](const std::string& label) { progress.done(label); };
   int status = 0;
   for (Result& r : run_nic_ceiling(c)) {
     if (!r.payload_validated) status = 1;

@@ -1,5 +1,6 @@
 // JSON for the GPU experiments, and run_all_gpu_experiments.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -32,6 +33,13 @@ std::string list(const std::vector<double>& v) {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<bool> keep_samples{false};
+}  // namespace
+
+void set_keep_gpu_samples(bool keep) { keep_samples = keep; }
+bool keep_gpu_samples() { return keep_samples; }
 
 double summary_p50(const GpuMetric& m) {
   if (m.p50_ns.empty()) return 0;

@@ -136,6 +136,8 @@ void single_operation_with(const GpuExperimentConfig& config,
 
 std::vector<GpuExperimentResult> run_single_operation(const GpuExperimentConfig& config) {
   if (config.path != "mini-gda") return run_peer_single_operation(config);  // --path
+  // Per ordering: inline and pointer, each a put and a round trip, then both with counters in memory.
+  config.progress.plan(6 * size_t{config.runs});
   std::vector<GpuExperimentResult> out;
   if (gpu::engine_needs_system_scope(config)) {
     gpu::single_operation_with<gda::ordering::system_release_store>(config, out);

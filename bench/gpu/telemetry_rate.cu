@@ -121,8 +121,10 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
   cudaSetDevice(a.device);
   softnic::preload_kernel(reinterpret_cast<const void*>(&telemetry_rate_kernel<Policy>), "telemetry rate kernel");
   double clock_sum = 0;
+  config.progress.plan(std::size(variants) * config.runs);
   for (uint32_t run = 0; run < config.runs; ++run) {
     for (Variant& v : variants) {
+      config.progress.measuring(std::string("telemetry-rate ") + v.name);
       nic::QpHandle qp = plain;
       if (v.block != nullptr) {
         telemetry::QpCounters fresh;
@@ -137,6 +139,7 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
       RateOut h{};
       check_cuda(cudaMemcpyAsync(&h, out, sizeof h, cudaMemcpyDeviceToHost, a.stream), "result");
       check_cuda(cudaStreamSynchronize(a.stream), "result");
+      config.progress.run_done(run);
       if (h.status != 0) {
         v.problems += "run " + std::to_string(run) + ": device status " + std::to_string(h.status) + "; ";
         continue;

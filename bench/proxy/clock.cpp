@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
@@ -60,14 +61,17 @@ namespace {
 
 int run_proxy_clock(const Arguments& arguments, Report& report) {
   arguments.provider({"softnic"});
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "500 ms idle, 300 ms warm-up, 500 operations, one run");
   ProxyClockOptions o;
-  o.idle_ms = arguments.integer("idle-ms", quick ? 500 : 2000, 0, 600'000);
-  o.warmup_ms = arguments.integer("warmup-ms", quick ? 300 : 1000, 0, 600'000);
-  o.iterations = arguments.integer("iterations", quick ? 500 : 2000, 10, 100'000'000);
-  const uint64_t runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
-  const std::string cores = arguments.text("cores", "");
+  o.idle_ms = arguments.integer("idle-ms", quick ? 500 : 2000, 0, 600'000,
+                                "idle time before the cold measurement, ms (the CPU clock may drop)");
+  o.warmup_ms = arguments.integer("warmup-ms", quick ? 300 : 1000, 0, 600'000,
+                                  "busy time before the warm measurement, ms");
+  o.iterations = arguments.integer("iterations", quick ? 500 : 2000, 10, 100'000'000,
+                                   "timed 8 B put+completions per measurement (cold and warm)");
+  const uint64_t runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  const std::string cores = arguments.text("cores", "", flag_help::CORES);
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();

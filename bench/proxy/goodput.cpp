@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/bench/loopback_fabric.h"
 #include "dissect/gda/gda.h"
@@ -210,25 +211,31 @@ double median(std::vector<double> v) {
 
 int run_goodput(const Arguments& arguments, Report& report) {
   arguments.provider({"softnic"});
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "256 MiB per size and path, at most 200,000 messages, one run");
   GoodputOptions o;
-  o.sizes = arguments.sizes(o.sizes, 1, 64 * kMiB);
-  o.workers = static_cast<uint32_t>(arguments.integer("workers", 4, 1, 64));
-  o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64));
-  o.gda_threads = static_cast<uint32_t>(arguments.integer("gda-threads", o.workers, 1, 64));
-  o.window = static_cast<uint32_t>(arguments.integer("window", 256, 1, 1024));
+  o.sizes = arguments.sizes(o.sizes, 1, 64 * kMiB, "payload of one request or write");
+  o.workers = static_cast<uint32_t>(arguments.integer("workers", 4, 1, 64, "mini-proxy workers T (R = T rings, one producer each)"));
+  o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64,
+                                                             "requests per post and writes per doorbell (the paper's B), both paths"));
+  o.gda_threads = static_cast<uint32_t>(arguments.integer("gda-threads", o.workers, 1, 64,
+                                                                   "mini-gda submitters G, one QP each (default: --workers)"));
+  o.window = static_cast<uint32_t>(arguments.integer("window", 256, 1, 1024,
+                                                              "mini-gda: WQEs a submitter keeps in flight (at least --batch)"));
   if (o.window < o.batch) {
     // It was raised to the batch silently: a run must measure the window it was given.
     throw InvalidArgument("--window = " + std::to_string(o.window) + " is smaller than --batch = " +
                           std::to_string(o.batch) + ": a window holds at least one batch");
   }
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
-  o.bytes = arguments.integer("bytes", quick ? 256 * kMiB : 1024 * kMiB, 1, 1ull << 40);
-  o.max_messages = arguments.integer("max-messages", quick ? 200000 : 1000000, 1, 1'000'000'000);
-  o.min_messages = arguments.integer("min-messages", quick ? 16 : 64, 1, 1'000'000'000);
-  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
-  const std::string cores = arguments.text("cores", "");
+  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  o.bytes = arguments.integer("bytes", quick ? 256 * kMiB : 1024 * kMiB, 1, 1ull << 40,
+                              "payload bytes per size, run and path, all producers together (within the message bounds)");
+  o.max_messages = arguments.integer("max-messages", quick ? 200000 : 1000000, 1, 1'000'000'000,
+                                     "most messages per size, run and path, all producers together (caps the small sizes)");
+  o.min_messages = arguments.integer("min-messages", quick ? 16 : 64, 1, 1'000'000'000,
+                                     "fewest messages per producer, size and run (keeps the large sizes measurable)");
+  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
+  const std::string cores = arguments.text("cores", "", flag_help::CORES);
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();

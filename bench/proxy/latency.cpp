@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
@@ -142,13 +143,15 @@ namespace {
 
 int run_proxy_latency(const Arguments& arguments, Report& report) {
   arguments.provider({"softnic"});
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "2,000 timed and 200 warm-up operations per run instead of 20,000 and 1,000");
   ProxyLatencyOptions o;
-  o.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000);
-  o.warmup = arguments.integer("warmup", quick ? 200 : 1000, 0, 100'000'000);
-  o.runs = arguments.integer("runs", 3, 1, 100);
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  const std::string cores = arguments.text("cores", "");
+  o.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000,
+                                   "timed operations per run, one outstanding");
+  o.warmup = arguments.integer("warmup", quick ? 200 : 1000, 0, 100'000'000,
+                               "operations per run before the timed ones, discarded");
+  o.runs = arguments.integer("runs", 3, 1, 100, flag_help::RUNS);
+  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
+  const std::string cores = arguments.text("cores", "", flag_help::CORES);
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();

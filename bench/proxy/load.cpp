@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
@@ -238,23 +239,29 @@ std::vector<uint32_t> parse_list(const std::string& text, const std::string& fla
 
 int run_proxy_load(const Arguments& arguments, Report& report) {
   arguments.provider({"softnic"});
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "shorter probes and ramps (300 ms, 50 ms), 2,000 round trips, one run");
   LoadOptions o;
-  o.background = parse_list(arguments.text("background", "0,1,4,16"), "background");
+  o.background = parse_list(arguments.text("background", "0,1,4,16",
+                                                  "background producers per endpoint, a comma list (Figure 6's x axis)"), "background");
   o.shared_probe.clear();
-  for (const std::string& ring : arguments.choices("probe-ring", "shared,private", {"shared", "private"})) {
+  for (const std::string& ring : arguments.choices("probe-ring", "shared,private", {"shared", "private"},
+                                                          "the probe's ring: shared with the background traffic or private")) {
     o.shared_probe.push_back(ring == "shared");
   }
-  o.workers = static_cast<uint32_t>(arguments.integer("workers", 2, 1, 64));
-  o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64));
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
-  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
-  o.probe_ms = arguments.integer("probe-ms", quick ? 300 : 1000, 1, 60'000);
-  o.ramp_ms = arguments.integer("ramp-ms", quick ? 50 : 100, 0, 60'000);
-  o.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000);
-  o.warmup = arguments.integer("warmup", quick ? 10 : 20, 0, 100'000'000);
-  const std::string cores = arguments.text("cores", "");
+  o.workers = static_cast<uint32_t>(arguments.integer("workers", 2, 1, 64, "proxy workers T serving every ring"));
+  o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64, "descriptors a worker posts per doorbell (the paper's B)"));
+  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
+  o.probe_ms = arguments.integer("probe-ms", quick ? 300 : 1000, 1, 60'000,
+                                 "how long the probe runs per configuration and run, ms");
+  o.ramp_ms = arguments.integer("ramp-ms", quick ? 50 : 100, 0, 60'000,
+                                "background traffic before the probe starts, ms");
+  o.iterations = arguments.integer("iterations", quick ? 2000 : 20000, 1, 100'000'000,
+                                   "most probe round trips per configuration and run (the probe also stops at --probe-ms)");
+  o.warmup = arguments.integer("warmup", quick ? 10 : 20, 0, 100'000'000,
+                               "probe round trips discarded before the timed ones");
+  const std::string cores = arguments.text("cores", "", flag_help::CORES);
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "proxy_bench_rig.h"
 
@@ -120,17 +121,20 @@ namespace {
 
 int run_proxy_rate(const Arguments& arguments, Report& report) {
   arguments.provider({"softnic"});
-  const bool quick = arguments.flag("quick");
+  const bool quick = arguments.flag("quick", "100,000 messages per producer and one run instead of 400,000 and 3");
   ProxyRateOptions o;
-  o.messages = arguments.integer("messages", quick ? 100000 : 400000, 1000, 1'000'000'000);
-  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100);
-  const uint32_t max_workers = static_cast<uint32_t>(arguments.integer("max-workers", 8, 1, 64));
+  o.messages = arguments.integer("messages", quick ? 100000 : 400000, 1000, 1'000'000'000,
+                                 "8 B messages per producer (one per ring) and run");
+  o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
+  const uint32_t max_workers = static_cast<uint32_t>(arguments.integer("max-workers", 8, 1, 64,
+                                                                          "the sweep's largest worker count T (T = 1 .. this; R = T rings)"));
   o.workers.clear();
   for (uint32_t t = 1; t <= max_workers; ++t) o.workers.push_back(t);
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20));
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}).c_str());
-  o.engine_threads = static_cast<uint32_t>(arguments.integer("engine-threads", 1, 1, 64));
-  const std::string cores = arguments.text("cores", "");
+  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
+  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  o.engine_threads = static_cast<uint32_t>(arguments.integer("engine-threads", 1, 1, 64,
+                                                                     "host threads of the softnic engine that executes the WQEs"));
+  const std::string cores = arguments.text("cores", "", flag_help::CORES);
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();

@@ -11,8 +11,27 @@ SOFTNIC_NOTE = ("> Numbers measured on the **softnic**, a software NIC model: th
                 "paper, not absolute completion times.")
 
 
+def described_machine(env):
+    """`host: GPU ..., CPU ... (N cores)` from the machine a result names (dissect/bench/machine.h)."""
+    if not env.get("host"):
+        return None
+    parts = []
+    if env.get("gpu"):
+        parts.append(f"GPU {env['gpu']}")
+    if env.get("cpu_model"):
+        cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
+        parts.append(f"CPU {env['cpu_model']}{cores}")
+    return f"{env['host']}" + (f": {', '.join(parts)}" if parts else "")
+
+
 def machine(R):
-    for source in [R.data] + [res.environment(r) for r in R.rows]:
+    environments = [res.environment(r) for r in R.rows]
+    # A GPU row names the device it ran on: prefer it to a CPU row's list of the machine's GPUs.
+    for env in sorted(environments, key=lambda e: "sm_clock_mhz" not in e):
+        described = described_machine(env)
+        if described:
+            return described
+    for source in [R.data] + environments:
         for k in MACHINE_KEYS:
             if source.get(k):
                 return str(source[k])

@@ -34,6 +34,7 @@
 #include <cuda/atomic>
 
 #include <cstdio>
+#include <iterator>
 
 #include "../harness.cuh"
 #include "../peer_latency.h"
@@ -354,6 +355,7 @@ std::vector<GpuExperimentResult> run_gdaki_ablation(const GpuExperimentConfig& c
        "record via __ldg, DOCA's WQE stores, its CQ poll",
        &gpu::measure_doca},
   };
+  config.progress.plan(std::size(rows) * config.runs);
   std::vector<GpuExperimentResult> out;
   double previous_issue = 0, previous_total = 0;
   for (const Row& row : rows) {

@@ -34,10 +34,16 @@ if "$dissect" list | grep -qx gpu-rate; then
   expect_error "each thread drives --qps / --threads QPs alone" gpu-rate --threads 2 --qps 4 --sharing shared
   expect_error "--qps item 0 is out of range" gpu-completion-scope --qps 1,0
   expect_error "'x'" nic-ceiling --qps 1,x
+  # No flag parsed and ignored: a knob the run has no use for is refused by name.
+  expect_error "--engine-ctas sizes the softnic's GPU engine kernel; --engine host-thread has none" \
+    gpu-latency --engine host-thread --engine-ctas 2
+  expect_error "unknown flag --engine" gpu-proxy-latency --engine host-thread
+  expect_error "--raw: gpu-telemetry-rate times whole runs" gpu-telemetry-rate --raw
   expect_error "--blocks = 529" gpu-kernel-cost --blocks 529
   expect_error "must exceed --messages' largest (16)" gpu-kernel-cost --compute-steps 16
   expect_error "'12'" gpu-kernel-cost --live 12
 fi
+expect_error "--device = 'mlx5_0' chooses a port of an mlx5 NIC" rate --device mlx5_0
 
 # Every experiment lists its flags under --help (CLI11), exits 0 and measures nothing.
 for experiment in $("$dissect" list) report; do

@@ -69,8 +69,11 @@ for command in $mlx5_wired; do
     expect_one_line "this is a single-rank launch" "$command" --provider mlx5
   fi
   expect_one_line "--device mlx5_99: no such mlx5 RDMA device" "$command" --provider mlx5 --device mlx5_99
-  # --device belongs to the mlx5 fabric; the softnic run refuses it rather than ignore it.
-  expect_one_line "unknown flag --device" "$command" --device mlx5_0 --quick
+  # --device and --gid-index belong to the mlx5 fabric: --help lists them, and the softnic run
+  # refuses them by name rather than ignore them.
+  expect_one_line "--device = 'mlx5_0' chooses a port of an mlx5 NIC; --provider softnic has no NIC" \
+    "$command" --device mlx5_0 --quick
+  expect_one_line "--gid-index = 3 chooses a port of an mlx5 NIC" "$command" --gid-index 3 --quick
   expect_one_line "dissect $command: provider 'ibverbs' is not wired into '$command': it runs on softnic, mlx5" \
     "$command" --provider ibverbs
 done

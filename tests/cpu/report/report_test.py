@@ -111,6 +111,14 @@ class Report(unittest.TestCase):
         self.assertIn("message rate: paper (P-IB)", text)
         self.assertIn("## Fidelity", text)
 
+    def test_summary_names_the_machine_every_result_records(self):
+        doc = load(CPU)
+        for r in doc["results"]:
+            r["environment"].update({"host": "gpu-node-7", "cpu_model": "AMD EPYC 9654", "cpu_cores": "192",
+                                     "gpu": "8 x NVIDIA H200"})
+        text = render(doc)
+        self.assertIn("- Machine: gpu-node-7: GPU 8 x NVIDIA H200, CPU AMD EPYC 9654 (192 cores)", text)
+
     def test_failed_experiment_is_listed_and_the_rest_rendered(self):
         doc = load(H200)
         doc["results"] = [r for r in doc["results"] if r["experiment"] != "gpu-ordering"]

@@ -13,11 +13,31 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace dissect::bench {
+
+// Progress of a GPU experiment, as the CLI prints it (bench/framework/progress.h): the runner
+// says how many runs it will make before the first (`expect`, added to the total), each
+// measurement (one result row) says what it measures as it starts (base_result), and each run
+// reports its end. Host-side only, between kernels. Unset (the standalone CLI, the tests): nothing.
+struct GpuProgress {
+  std::function<void(size_t runs)> expect;
+  std::function<void(const std::string& what)> begin;
+  std::function<void(uint32_t run)> done;  // `run` counts from 0
+  void plan(size_t runs) const {
+    if (expect) expect(runs);
+  }
+  void measuring(const std::string& what) const {
+    if (begin) begin(what);
+  }
+  void run_done(uint32_t run) const {
+    if (done) done(run);
+  }
+};
 
 struct GpuExperimentConfig {
   int device = 0;                     // PE 0 (and PE 1 in the one-gpu layout)
@@ -33,10 +53,13 @@ struct GpuExperimentConfig {
   // gpu-latency: whose device code posts and waits: "mini-gda" (gda/), or a peer library's own
   // (src/peers): "gdaki" (NCCL's DOCA GPUNetIO verbs), "nvshmem-ibgda" (NVSHMEM's IBGDA internals).
   std::string path = "mini-gda";
+  GpuProgress progress;
 };
 
 struct GpuMetric {
   std::string name;                 // "issue", "put+completion", "round trip", "floor"
+  // Each run's samples in measured order, ns; kept only under set_keep_gpu_samples(true) (--raw).
+  std::vector<std::vector<double>> samples_ns;
   std::vector<double> p50_ns;       // one per run
   std::vector<double> p10_ns;
   std::vector<double> p90_ns;
@@ -78,6 +101,14 @@ std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& 
 
 // All four, in that order.
 std::vector<GpuExperimentResult> run_all_gpu_experiments(const GpuExperimentConfig& config);
+
+// --raw: the harness keeps every run's samples in GpuMetric::samples_ns (process-wide, as the CPU
+// experiments' set_keep_raw_samples; off by default: a run can hold millions of samples).
+void set_keep_gpu_samples(bool keep);
+bool keep_gpu_samples();
+
+// CUDA's name of `device` ("NVIDIA H200"), or "" when CUDA cannot say.
+std::string gpu_device_name(int device);
 
 // JSON array of results, with per-metric summary (median of the per-run p50s, min and max).
 void write_gpu_results_json(std::ostream& out, const std::vector<GpuExperimentResult>& results);

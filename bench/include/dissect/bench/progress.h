@@ -21,6 +21,9 @@ class Progress {
  public:
   Progress(std::string experiment, size_t total);  // total 0: unknown, no ETA
   void done(const std::string& what);               // one case finished
+  // `more` cases on top of the total: a runner that learns its cases as it goes (the GPU ones
+  // announce each experiment's runs before the first, GpuProgress).
+  void expect(size_t more) { total_ += more; }
   size_t finished() const { return finished_; }
 
  private:

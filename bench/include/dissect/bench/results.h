@@ -96,4 +96,9 @@ class Report {
 // yielded on every spin, and its numbers include the time slices other spinners took.
 void note_oversubscription(Report& report);
 
+// Adds the machine (machine.h: host, cpu_model, cpu_cores, usable_cores, gpu) to every result's
+// environment; a key the experiment already set (a GPU experiment's "gpu": the device it ran on)
+// is kept.
+void note_machine(Report& report);
+
 }  // namespace dissect::bench

@@ -1,0 +1,102 @@
+// The host side of the GPU experiments' --raw and --progress (bench/gpu/to_report.h): a run's
+// samples become the JSON's `raw` in the metric's unit, and GpuProgress prints a line per run
+// with an ETA once the runner planned its runs. No GPU: the samples are made up here.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "dissect/bench/gpu_experiments.h"
+#include "dissect/bench/progress.h"
+#include "dissect/bench/results.h"
+#include "to_report.h"
+
+namespace dissect::bench {
+namespace {
+
+GpuMetric two_runs(bool with_samples) {
+  GpuMetric m{"issue", {}, {}, {}};
+  m.p10_ns = {100, 200};
+  m.p50_ns = {150, 250};
+  m.p90_ns = {190, 290};
+  if (with_samples) m.samples_ns = {{150, 100, 190}, {250, 200, 290}};
+  return m;
+}
+
+nlohmann::json first_metric_json(const GpuMetric& m) {
+  Result r;
+  r.experiment = "gpu-latency";
+  r.label = "inline";
+  Metric out;
+  out.name = m.name;
+  out.unit = "us";
+  out.runs = run_summaries(m, 3, 1e3);
+  r.metrics = {out};
+  Report report;
+  report.add(r);
+  return nlohmann::json::parse(report.to_json("dissect gpu-latency --raw"))["results"][0]["metrics"][0];
+}
+
+TEST(GpuToReport, RawSamplesReachTheJsonInTheMetricsUnitInMeasuredOrder) {
+  const nlohmann::json metric = first_metric_json(two_runs(true));
+  ASSERT_EQ(metric["runs"].size(), 2u);
+  EXPECT_EQ(metric["runs"][0]["raw"], nlohmann::json::parse("[0.15, 0.1, 0.19]"));
+  EXPECT_EQ(metric["runs"][1]["raw"], nlohmann::json::parse("[0.25, 0.2, 0.29]"));
+  EXPECT_DOUBLE_EQ(metric["runs"][1]["p50"].get<double>(), 0.25);
+  EXPECT_EQ(metric["runs"][0]["samples"], 3);
+}
+
+TEST(GpuToReport, WithoutRawNoSamplesAreWritten) {
+  const nlohmann::json metric = first_metric_json(two_runs(false));
+  for (const auto& run : metric["runs"]) EXPECT_FALSE(run.contains("raw")) << run.dump();
+}
+
+TEST(GpuToReport, ARunPerLineWithTheMeasurementAndAnEta) {
+  set_progress_mode(ProgressMode::always);
+  Progress progress("gpu-ordering", 0);
+  GpuExperimentConfig config;
+  config.runs = 2;
+  bind_progress(progress, config);
+  testing::internal::CaptureStderr();
+  config.progress.plan(4);  // two measurements of two runs
+  config.progress.measuring("ordering gpu-fence");
+  config.progress.run_done(0);
+  config.progress.run_done(1);
+  config.progress.measuring("ordering unordered");
+  config.progress.run_done(0);
+  config.progress.run_done(1);
+  const std::string lines = testing::internal::GetCapturedStderr();
+  set_progress_mode(ProgressMode::automatic);
+  EXPECT_TRUE(std::regex_search(lines, std::regex(R"(gpu-ordering \[1/4\] ordering gpu-fence, run 1/2: [0-9.]+ s, ETA )")))
+      << lines;
+  EXPECT_TRUE(std::regex_search(lines, std::regex(R"(gpu-ordering \[3/4\] ordering unordered, run 1/2: )"))) << lines;
+  EXPECT_TRUE(std::regex_search(lines, std::regex(R"(gpu-ordering \[4/4\] ordering unordered, run 2/2: [0-9.]+ s, done)")))
+      << lines;
+  EXPECT_EQ(progress.finished(), 4u);
+}
+
+TEST(GpuToReport, QuietPrintsNothingButCounts) {
+  set_progress_mode(ProgressMode::quiet);
+  Progress progress("gpu-floor", 0);
+  GpuExperimentConfig config;
+  bind_progress(progress, config);
+  testing::internal::CaptureStderr();
+  config.progress.plan(3);
+  config.progress.measuring("mechanism-floor gpu-fence");
+  config.progress.run_done(0);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  set_progress_mode(ProgressMode::automatic);
+  EXPECT_EQ(progress.finished(), 1u);
+}
+
+// A runner that was never bound (the standalone GPU CLI, the GPU tests) reports to nobody.
+TEST(GpuToReport, AnUnboundProgressDoesNothing) {
+  const GpuExperimentConfig config;
+  config.progress.plan(3);
+  config.progress.measuring("x");
+  config.progress.run_done(0);
+}
+
+}  // namespace
+}  // namespace dissect::bench
