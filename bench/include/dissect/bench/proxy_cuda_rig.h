@@ -122,9 +122,11 @@ struct MappedBuffer {
 
 struct GpuProxyRig {
   // `config.memory` and the completion counters are set here; pinning follows config (with
-  // numa_node defaulting to the GPU's node).
-  GpuProxyRig(ProxyConfig config, size_t buffer_bytes, CounterPlacement counters, int device = 0)
-      : softnic(std::make_unique<softnic::SoftNic>()), pd(softnic->create_pd()), a(buffer_bytes),
+  // numa_node defaulting to the GPU's node). `nic` sets the host engine's threads and timing
+  // profile (gpu-load and gpu-goodput run the proxy under cx7-ib too).
+  GpuProxyRig(ProxyConfig config, size_t buffer_bytes, CounterPlacement counters, int device = 0,
+              const softnic::SoftNicOptions& nic = {})
+      : softnic(std::make_unique<softnic::SoftNic>(nic)), pd(softnic->create_pd()), a(buffer_bytes),
         b(buffer_bytes), counter_placement(counters) {
     config.memory.shared = mapped_host_allocator();
     config.memory.producer = device_allocator();
