@@ -167,6 +167,8 @@ struct GpuProxyRig {
   std::unique_ptr<Proxy> proxy;
 
  private:
+  // The workers' sending QPs first, so that with N engine threads QP w (worker w) is served by
+  // thread w % N and the receiving peers, which never send, take no thread's share of them.
   std::vector<nic::QpHandle> create_qps(uint32_t workers) {
     nic::QpAttributes attributes;
     attributes.sq_wqebbs = 256;
@@ -174,10 +176,13 @@ struct GpuProxyRig {
     for (uint32_t w = 0; w < workers; ++w) {
       attributes.telemetry_channel = static_cast<int>(w);  // a channel = a worker and its rings
       qps.push_back(pd->create_qp(attributes));
+    }
+    for (uint32_t w = 0; w < workers; ++w) {
+      attributes.telemetry_channel = static_cast<int>(w);
       peers.push_back(pd->create_qp(attributes));
-      qps.back()->connect(peers.back()->endpoint());
-      peers.back()->connect(qps.back()->endpoint());
-      handles.push_back(qps.back()->handle());
+      qps[w]->connect(peers[w]->endpoint());
+      peers[w]->connect(qps[w]->endpoint());
+      handles.push_back(qps[w]->handle());
     }
     return handles;
   }
