@@ -102,7 +102,7 @@ Result gda_row(const GoodputConfig& c, uint64_t size) {
   Metric goodput{"goodput", "GB/s", {}};
   for (const Summary& s : row.metrics.at(0).runs) goodput.runs.push_back(summarize({s.p50 * size / 1e3}));
   row.metrics.insert(row.metrics.begin(), goodput);
-  row.knobs.insert(row.knobs.begin(), {{"path", "mini-gda"}, {"payload bytes", std::to_string(size)}});
+  row.knobs.insert(row.knobs.begin() + 1, {"payload bytes", std::to_string(size)});  // after gpu-rate's "path"
   restate_profile_bound(c, size, row);
   return row;
 }

@@ -140,8 +140,11 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   for (unsigned long long cy : cycles) run.round_trip_us.push_back(cy / run.sm_clock_mhz);
   const uint64_t window_ns = w.end_ns - w.start_ns;
   run.window_ms = window_ns / 1e6;
-  run.background_mmsgs = carried_mmsgs(w.completed_start, w.completed_end, 2ull * w.samples, !l.reserved_probe,
-                                       window_ns);
+  // A shared probe's ring counts its own requests too; without background there is nothing to carry
+  // (the responder's last reply may complete on either side of the window's edges).
+  run.background_mmsgs = l.producers ? carried_mmsgs(w.completed_start, w.completed_end, 2ull * w.samples,
+                                                     !l.reserved_probe, window_ns)
+                                     : 0;
   run.valid = w.samples > 0 && report.drained && payload_valid(rig, l, posted, uint64_t{c.warmup} + w.samples);
   if (!report.drained) run.failure = "proxy not drained: " + report.describe();
   else if (!run.valid) run.failure = "payload: a background word or a probe landing word does not hold its last value";
