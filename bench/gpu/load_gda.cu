@@ -14,10 +14,14 @@
 namespace dissect::bench::gpu {
 namespace {
 
+std::string status_text(uint32_t s) {
+  static const char* what[] = {"ok", "posting", "completion", "waiting for the reply (10 s)",
+                               "waiting for the request (10 s)"};
+  return s < 5 ? what[s] : "status " + std::to_string(s);
+}
+
 std::string describe_failure(const uint32_t failure[3]) {
-  static const char* what[] = {"ok", "posting", "completion", "waiting for the reply", "waiting for the request"};
-  const uint32_t s = failure[0];
-  return std::string("QP ") + std::to_string(failure[1]) + ": " + (s < 5 ? what[s] : "status " + std::to_string(s)) +
+  return std::string("QP ") + std::to_string(failure[1]) + ": " + status_text(failure[0]) +
          " failed (SendQueueState::error " + std::to_string(failure[2]) + ")";
 }
 
@@ -101,8 +105,8 @@ LoadRun run_gda_load(const LoadConfig& c, const QueueLayout& l) {
   q.read(failure, s.args.failure, 3);
   if (failure[0] != 0 || w.status != load_ok) {
     run.failure = failure[0] != 0 ? describe_failure(failure)
-                                  : "probe status " + std::to_string(w.status) + " after " +
-                                        std::to_string(w.samples) + " round trips";
+                                  : "probe QP " + std::to_string(l.probe(0)) + ": " + status_text(w.status) +
+                                        " failed after " + std::to_string(w.samples) + " round trips";
     return run;
   }
   std::vector<unsigned long long> cycles(w.samples);
