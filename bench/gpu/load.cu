@@ -218,6 +218,11 @@ void read_proxy_flags(const Arguments& a, LoadConfig& c) {
   c.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64));
   c.proxy_batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64));
   c.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20));
+  if (2 * c.background_queues < c.workers) {  // refused here rather than by the proxy mid-sweep
+    throw InvalidArgument("--rings-per-endpoint " + std::to_string(c.background_queues) + ": the " +
+                          std::to_string(2 * c.background_queues) + " background rings leave some of --workers " +
+                          std::to_string(c.workers) + " without a ring");
+  }
 }
 
 int run_gpu_load(const Arguments& a, Report& report) {
