@@ -220,7 +220,8 @@ RunOutcome run_peer_once(const RateConfig& c) {
 RunOutcome run_once(const RateConfig& c) {
   if (peer_path(c)) return run_peer_once(c);
   LoopbackOptions o = loopback_options(c);
-  o.max_inline = std::max<uint32_t>(64, c.payload_bytes);
+  // Inline payloads need room in the WQE; a pointer write of any size (gpu-goodput) does not.
+  o.max_inline = payload_of(c.payload) == RatePayload::pointer ? 64 : std::max<uint32_t>(64, c.payload_bytes);
   o.buffer_bytes = size_t{RATE_SLOTS} * c.payload_bytes;
   o.doorbell = nic::doorbell_path_from_string(c.doorbell);
   LoopbackQps q(o);

@@ -80,7 +80,7 @@ def experiment_section(experiment, rows, paper, out_dir, notes):
     lines += ["Knobs (all rows): " + ", ".join(f"{k}={v}" for k, v in tables.split_knobs(rows)[0].items()), "",
               table, ""]
     lines += tables.sources_line(cited, rows)
-    if experiment == "goodput":
+    if experiment in ("goodput", "gpu-goodput"):
         lines += [tables.goodput_table(rows, paper), ""]
     env = res.environment(rows[0])
     if env:

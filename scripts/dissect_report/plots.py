@@ -94,6 +94,37 @@ def proxy_load(rows, paper, out_dir, notes):
     return _finish(plt, fig, rows, out_dir, "proxy-load.png", "proxy-load — RTT under load (cf. Figure 6a)")
 
 
+def gpu_load(rows, paper, out_dir, notes):
+    """Figure 6 with GPU producers: one curve per path and probe queue (unpaced rows)."""
+    plt = _pyplot(notes, "gpu-load")
+    if plt is None:
+        return None
+    knob = "background CTAs per endpoint"
+    fig, (rtt_ax, rate_ax) = plt.subplots(1, 2, figsize=(9, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    unpaced = [r for r in rows if r["knobs"].get("pace target Mmsg/s") == "unpaced"]
+    for path in sorted({r["knobs"].get("path") for r in unpaced}):
+        for queue, style in (("shared", "--"), ("reserved", "-")):
+            series = sorted((r for r in unpaced if r["knobs"].get("path") == path and r["knobs"].get("probe queue") == queue),
+                            key=lambda r: _knob(r, knob) or 0)
+            if not series:
+                continue
+            xs = [_knob(r, knob) for r in series]
+            label = f"{path}, {queue} probe queue"
+            _series(rtt_ax, xs, [res.metric(r, "round trip") for r in series], label, linestyle=style, marker="o")
+            _series(rate_ax, xs, [res.metric(r, "background rate") for r in series], label, linestyle=style, marker="o")
+    for ax in (rtt_ax, rate_ax):
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xticks([0, 1, 4, 16, 64])
+        ax.set_xticklabels(["0", "1", "4", "16", "64"])
+        ax.set_xlabel("background CTAs per endpoint", fontsize=8)
+    rtt_ax.set_yscale("log")
+    rtt_ax.set_ylabel("probe round trip p50 (µs)")
+    rate_ax.set_ylabel("background rate carried (Mmsg/s)")
+    rate_ax.set_ylim(bottom=0)
+    rtt_ax.legend(fontsize=6)
+    return _finish(plt, fig, rows, out_dir, "gpu-load.png", "gpu-load — RTT under load, GPU producers (cf. Figure 6)")
+
+
 # --- Figure 7 -----------------------------------------------------------------------------
 
 def proxy_rate(rows, paper, out_dir, notes):
@@ -147,7 +178,9 @@ def goodput(rows, paper, out_dir, notes):
             ax.scatter([entry["value"]], [0.9 * reference["value"]], **PAPER_STYLE)
     reference = next((p["reference"] for p in points.values() if p["reference"]), None)
     if reference:
-        ax.axhline(reference, linestyle="--", color="gray", label=f"our reference {reference:.1f} GB/s (model, no link)")
+        # goodput: the model's own bandwidth; gpu-goodput: the profile's link where it has one.
+        what = rows[0]["knobs"].get("reference", "model, no link")
+        ax.axhline(reference, linestyle="--", color="gray", label=f"our reference {reference:.1f} GB/s ({what})")
     if "F8:reference:P-IB" in paper.by_id:
         ax.axhline(paper.value("F8:reference:P-IB"), linestyle=":", color="black", label="paper link reference 24.8 GB/s")
     ax.axvline(7168, color="lightgray", linewidth=0.8)
@@ -161,7 +194,8 @@ def goodput(rows, paper, out_dir, notes):
     ax.set_ylabel("goodput (GB/s)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=6)
-    return _finish(plt, fig, rows, out_dir, "goodput.png", "goodput against payload size (cf. Figure 8)")
+    experiment = rows[0]["experiment"]
+    return _finish(plt, fig, rows, out_dir, f"{experiment}.png", f"{experiment} against payload size (cf. Figure 8)")
 
 
 # --- Figure 3a ----------------------------------------------------------------------------
@@ -225,7 +259,8 @@ def bars(experiment, rows, paper, out_dir, notes):
     return _finish(plt, fig, rows, out_dir, f"{experiment}.png", experiment)
 
 
-SPECIAL = {"proxy-load": proxy_load, "proxy-rate": proxy_rate, "goodput": goodput, "gpu-inline-sweep": inline_sweep}
+SPECIAL = {"proxy-load": proxy_load, "proxy-rate": proxy_rate, "goodput": goodput, "gpu-goodput": goodput,
+           "gpu-load": gpu_load, "gpu-inline-sweep": inline_sweep}
 
 
 def plot(experiment, rows, paper, out_dir, notes):

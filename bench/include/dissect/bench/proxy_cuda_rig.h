@@ -122,9 +122,11 @@ struct MappedBuffer {
 
 struct GpuProxyRig {
   // `config.memory` and the completion counters are set here; pinning follows config (with
-  // numa_node defaulting to the GPU's node).
-  GpuProxyRig(ProxyConfig config, size_t buffer_bytes, CounterPlacement counters, int device = 0)
-      : softnic(std::make_unique<softnic::SoftNic>()), pd(softnic->create_pd()), a(buffer_bytes),
+  // numa_node defaulting to the GPU's node). `nic` sets the host engine's threads and timing
+  // profile (gpu-load and gpu-goodput run the proxy under cx7-ib too).
+  GpuProxyRig(ProxyConfig config, size_t buffer_bytes, CounterPlacement counters, int device = 0,
+              const softnic::SoftNicOptions& nic = {})
+      : softnic(std::make_unique<softnic::SoftNic>(nic)), pd(softnic->create_pd()), a(buffer_bytes),
         b(buffer_bytes), counter_placement(counters) {
     config.memory.shared = mapped_host_allocator();
     config.memory.producer = device_allocator();
@@ -165,6 +167,8 @@ struct GpuProxyRig {
   std::unique_ptr<Proxy> proxy;
 
  private:
+  // The workers' sending QPs first, so that with N engine threads QP w (worker w) is served by
+  // thread w % N and the receiving peers, which never send, take no thread's share of them.
   std::vector<nic::QpHandle> create_qps(uint32_t workers) {
     nic::QpAttributes attributes;
     attributes.sq_wqebbs = 256;
@@ -172,10 +176,13 @@ struct GpuProxyRig {
     for (uint32_t w = 0; w < workers; ++w) {
       attributes.telemetry_channel = static_cast<int>(w);  // a channel = a worker and its rings
       qps.push_back(pd->create_qp(attributes));
+    }
+    for (uint32_t w = 0; w < workers; ++w) {
+      attributes.telemetry_channel = static_cast<int>(w);
       peers.push_back(pd->create_qp(attributes));
-      qps.back()->connect(peers.back()->endpoint());
-      peers.back()->connect(qps.back()->endpoint());
-      handles.push_back(qps.back()->handle());
+      qps[w]->connect(peers[w]->endpoint());
+      peers[w]->connect(qps[w]->endpoint());
+      handles.push_back(qps[w]->handle());
     }
     return handles;
   }

@@ -1,0 +1,272 @@
+// `dissect gpu-load`: Figure 6 and Table 11 with GPU producers. The round trip of an 8 B
+// request-reply probe (p50, p99, perftest columns) while 0, 1, 4, 16, 64 background CTAs per
+// endpoint load both endpoints with 8 B writes, with the background rate carried while the probe
+// ran beside each point, on either path:
+//
+//   mini-gda    background CTAs (a warp each, `--batch` writes per cooperative post) on one QP per
+//               CTA or a pool (`--qps-per-endpoint`); the probe on its endpoint's first background
+//               QP (shared, as Table 11's shared GDAKI probe uses one background CTA's context) or
+//               on a QP of its own (reserved). Softnic GPU engine; load_gda.cu.
+//   mini-proxy  background CTAs (one producer thread each) on `--rings-per-endpoint` rings; the
+//               probe on its endpoint's first background ring (shared) or a private ring, served
+//               by the same T workers with the same batch B. Host workers, softnic host engine;
+//               load_proxy.cu.
+//
+// `--pace-mops X` throttles the background to X M msg/s (both endpoints together) with
+// %globaltimer, so that reserved queues of both paths can be compared at one load (Table 11's
+// paced rows). Every row carries the NIC model's ceiling where one is measured and whether the
+// model bounded the background; every number is the softnic model's, not a ConnectX's.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/progress.h"
+#include "dissect/common/error.h"
+#include "dissect/gda/ordering.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "load.h"
+#include "nic_ceiling.h"
+
+namespace dissect::bench {
+
+QueueLayout gpu::load_layout(const LoadConfig& c, uint32_t background, bool reserved) {
+  return make_layout(background, c.background_queues, reserved);
+}
+
+namespace {
+
+using gpu::LoadConfig;
+using gpu::LoadRun;
+
+constexpr uint32_t MAX_BACKGROUND = 64;  // per endpoint: 2 * 64 + 2 one-warp CTAs stay resident
+
+struct LoadPoint {
+  std::string path;
+  uint32_t background;
+  bool reserved;
+};
+
+// The GPU engine's own rate on the background QPs (nic-ceiling), once per QP count and profile.
+double gda_ceiling(const LoadConfig& c, uint32_t qps) {
+  static std::map<std::pair<uint32_t, std::string>, double> seen;
+  const auto key = std::make_pair(qps, c.nic_profile);
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  NicCeilingConfig n;
+  n.device = c.device;
+  n.engine_ctas = c.engine_ctas;
+  n.engine_warps_per_cta = c.engine_warps_per_cta;
+  n.nic_profile = c.nic_profile;
+  n.rounds = 4;
+  n.runs = 1;
+  return seen[key] = measure_nic_ceiling_rate(n, qps, 8).metrics.at(0).p50();
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", v);
+  return text;
+}
+
+std::string point_label(const LoadPoint& p, const LoadConfig& c) {
+  std::string label = p.path + ", " + std::to_string(p.background) + " background CTAs/endpoint, probe " +
+                      (p.reserved ? "reserved" : "shared");
+  if (c.pace_mmsgs > 0) label += ", paced " + number(c.pace_mmsgs) + " Mmsg/s";
+  return label;
+}
+
+void add_path_knobs(const LoadConfig& c, const QueueLayout& l, Result& r) {
+  const bool gda = c.path == "mini-gda";
+  r.knobs.push_back({gda ? "background QPs per endpoint" : "background rings per endpoint",
+                     std::to_string(l.per_endpoint)});
+  r.knobs.push_back({gda ? "qps" : "rings (R)", std::to_string(l.queues())});
+  if (gda) {
+    r.knobs.push_back({"batch (WQEs per cooperative post)", std::to_string(c.batch)});
+    r.knobs.push_back({"ordering", gda::ordering::gpu_fence::key});
+    r.knobs.push_back({"sq_wqebbs", std::to_string(c.sq_wqebbs)});
+    r.knobs.push_back({"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
+                                           std::to_string(c.engine_warps_per_cta) + " warps"});
+  } else {
+    r.knobs.push_back({"workers (T)", std::to_string(c.workers)});
+    r.knobs.push_back({"batch (B)", std::to_string(c.proxy_batch)});
+    r.knobs.push_back({"handoff", "tuned (background: shared rings; private probe: sole producer)"});
+    r.knobs.push_back({"ring_entries", std::to_string(c.ring_entries)});
+  }
+}
+
+// Read by the report (scripts/dissect_report): a note naming the model marks a row the model
+// bounded. Where the model's ceiling is the profile's own message-rate cap (the emulated NIC's,
+// e.g. cx7-ib's 260 Mmsg/s), reaching it is the NIC being emulated, not the software model.
+std::string gda_bottleneck(double carried, double ceiling, const softnic::TimingProfile& profile) {
+  if (carried < 0.8 * ceiling) return "submitters (background below 80 % of the ceiling)";
+  if (profile.enabled && profile.message_rate_mps > 0 && ceiling >= 0.9 * profile.message_rate_mps) {
+    return std::string("the ") + softnic::profile_name(profile) + " profile's message-rate cap (" +
+           number(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's)";
+  }
+  return "NIC model (background >= 80 % of its ceiling)";
+}
+
+// What bounded the background: the model (its rate at 80 % of the model's ceiling) or not.
+void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l, const Metric& carried,
+                    Result& r) {
+  if (p.background == 0) return;  // no background to bound
+  const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
+  if (c.path == "mini-gda") {
+    const double ceiling = gda_ceiling(c, 2 * l.per_endpoint);
+    r.metrics.push_back(Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}});
+    r.knobs.push_back({"bottleneck", gda_bottleneck(carried.p50(), ceiling, profile)});
+    return;
+  }
+  if (profile.enabled && profile.message_rate_mps > 0) {
+    r.metrics.push_back(Metric{"model ceiling", "Mmsg/s", {summarize({profile.message_rate_mps})}});
+    r.knobs.push_back({"bottleneck", carried.p50() >= 0.8 * profile.message_rate_mps
+                                         ? "NIC model (background >= 80 % of the profile's message rate)"
+                                         : "proxy workers (background below 80 % of the profile's message rate)"});
+  }
+  r.knobs.push_back({"ceiling_note", "the host engine's own capacity is not measured (nic-ceiling measures the "
+                                     "GPU engine); the ceiling named is the profile's NIC-wide message rate"});
+}
+
+Result base_row(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l) {
+  Result r;
+  r.experiment = "gpu-load";
+  r.label = point_label(p, c);
+  const bool gda = c.path == "mini-gda";
+  r.engine = gda ? "gpu-kernel" : "host-thread";
+  r.placement = gda ? "gpu" : "host";
+  r.submitter = gda ? "gpu-thread" : "gpu-thread (mini-proxy producer), host workers";
+  r.pe_layout = gda ? "1 GPU, 1 softnic, 2 endpoints on loopback QPs"
+                    : "1 GPU, host workers, 1 softnic, loopback QP per worker";
+  r.knobs = {{"path", c.path},
+             {"background CTAs per endpoint", std::to_string(p.background)},
+             {"background CTAs total", std::to_string(2 * p.background)},
+             {"probe queue", p.reserved ? "reserved" : "shared"},
+             {"pace target Mmsg/s", c.pace_mmsgs > 0 ? number(c.pace_mmsgs) : "unpaced"},
+             {"message bytes", "8"},
+             {"probe budget ms", std::to_string(c.budget_ns / 1'000'000)},
+             {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
+  add_path_knobs(c, l, r);
+  return r;
+}
+
+Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
+  const QueueLayout l = gpu::load_layout(c, p.background, p.reserved);
+  Result r = base_row(c, p, l);
+  Metric trip{"round trip", "us", {}}, trip99{"round trip p99", "us", {}}, carried{"background rate", "Mmsg/s", {}};
+  bool valid = true;
+  std::string note, placement;
+  double clock = 0, window = 0;
+  size_t samples = 0;
+  for (uint32_t run = 0; run < runs; ++run) {
+    const LoadRun o = c.path == "mini-gda" ? gpu::run_gda_load(c, l) : gpu::run_proxy_load(c, l);
+    valid = valid && o.valid;
+    if (!o.failure.empty()) note += "run " + std::to_string(run) + ": " + o.failure + "; ";
+    if (o.round_trip_us.empty()) continue;
+    const Summary s = summarize(o.round_trip_us);
+    trip.runs.push_back(s);
+    trip99.runs.push_back(summarize({s.p99}));
+    carried.runs.push_back(summarize({o.background_mmsgs}));
+    clock = o.sm_clock_mhz, window = o.window_ms, placement = o.placement;
+    samples += o.round_trip_us.size();
+  }
+  r.metrics = {trip, trip99, carried};
+  add_bottleneck(c, p, l, carried, r);
+  if (!note.empty()) r.knobs.push_back({"note", note});
+  r.payload_validated = valid && !trip.runs.empty();
+  r.environment = {{"sm_clock_mhz", number(clock)},
+                   {"probe samples (all runs)", std::to_string(samples)},
+                   {"probe window ms (last run)", number(window)},
+                   {"round trip p99 metric", "each run's p99 as that run's value"},
+                   {"background rate", c.path == "mini-gda"
+                                           ? "background messages posted by the CTAs while the probe ran (at most "
+                                             "one queue ahead of the NIC), over the probe's window"
+                                           : "background requests completed on the background rings while the "
+                                             "probe ran (the probe's own excluded), over the probe's window"},
+                   {"timing", "pinger's clock64, converted with its effective SM clock"}};
+  if (!placement.empty()) r.environment.push_back({"worker pinning", placement});
+  return r;
+}
+
+LoadConfig read_config(const Arguments& a, const std::string& path, bool quick) {
+  LoadConfig c;
+  c.path = path;
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
+  c.nic_profile = a.text("nic-profile", "fast");
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  c.pace_mmsgs = static_cast<double>(a.integer("pace-mops", 0, 0, 100'000));
+  c.warmup = static_cast<uint32_t>(a.integer("warmup", quick ? 20 : 100, 0, 1'000'000));
+  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 2000, 1, 1'000'000));
+  c.budget_ns = a.integer("probe-ms", quick ? 200 : 500, 1, 60'000) * 1'000'000;
+  c.ramp_ns = a.integer("ramp-ms", quick ? 10 : 20, 0, 10'000) * 1'000'000;
+  return c;
+}
+
+// Each path reads only its own flags, so a flag of a path not run is refused as unknown.
+void read_gda_flags(const Arguments& a, LoadConfig& c) {
+  c.background_queues = static_cast<uint32_t>(a.integer("qps-per-endpoint", 0, 0, MAX_BACKGROUND));
+  c.batch = static_cast<uint32_t>(a.integer("batch", 32, 1, 32));
+  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", 4096, 32768));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.engine_warps_per_cta =
+      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+}
+
+void read_proxy_flags(const Arguments& a, LoadConfig& c) {
+  c.background_queues = static_cast<uint32_t>(a.integer("rings-per-endpoint", 16, 1, 256));
+  c.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64));
+  c.proxy_batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64));
+  c.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20));
+  if (2 * c.background_queues < c.workers) {  // refused here rather than by the proxy mid-sweep
+    throw InvalidArgument("--rings-per-endpoint " + std::to_string(c.background_queues) + ": the " +
+                          std::to_string(2 * c.background_queues) + " background rings leave some of --workers " +
+                          std::to_string(c.workers) + " without a ring");
+  }
+}
+
+int run_gpu_load(const Arguments& a, Report& report) {
+  a.provider({"softnic"});
+  const bool quick = a.flag("quick");
+  const std::vector<std::string> paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"});
+  const LoadConfig common = read_config(a, paths.front(), quick);
+  std::vector<LoadConfig> configs;
+  for (const std::string& path : paths) {
+    configs.push_back(common);
+    configs.back().path = path;
+    path == "mini-gda" ? read_gda_flags(a, configs.back()) : read_proxy_flags(a, configs.back());
+  }
+  std::vector<uint64_t> background = a.integers("background", quick ? std::vector<uint64_t>{0, 16}
+                                                                    : std::vector<uint64_t>{0, 1, 4, 16, 64},
+                                                0, MAX_BACKGROUND);
+  const std::vector<std::string> probes = a.choices("probe", "shared,reserved", {"shared", "reserved"});
+  const uint32_t runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+  a.check_all_used();
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  Progress progress("gpu-load", configs.size() * probes.size() * background.size());
+  int status = 0;
+  for (const LoadConfig& c : configs) {
+    for (const std::string& probe : probes) {
+      for (const uint64_t n : background) {
+        const LoadPoint p{c.path, static_cast<uint32_t>(n), probe == "reserved"};
+        Result r = measure_point(c, p, runs);
+        if (!r.payload_validated) status = 1;
+        progress.done(r.label);
+        report.add(std::move(r));
+      }
+    }
+  }
+  return status;
+}
+
+const bool registered = register_experiment(
+    {"gpu-load",
+     "Figure 6 / Table 11, GPU producers: probe round trip under 0-64 background CTAs per endpoint, shared vs "
+     "reserved queue, mini-gda and mini-proxy, background rate carried beside each point (--pace-mops: paced)",
+     run_gpu_load, true});
+
+}  // namespace
+}  // namespace dissect::bench

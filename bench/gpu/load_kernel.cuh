@@ -1,0 +1,218 @@
+// The kernel of gpu-load's mini-gda path (Figure 6, Table 11): one launch holds the probe and
+// the background, so that the background runs for exactly as long as the probe measures.
+//
+//   block 0, lane 0   the pinger (endpoint A): an 8 B put into the landing word of its queue's
+//                     destination, then waits for the reply in the responder's; times the round
+//                     trip in clock64 cycles, and retires its put outside the span
+//   block 1, lane 0   the responder (endpoint B): waits for request i, answers i through its queue
+//   blocks 2..        background CTAs, one warp each: endpoint (b - 2) / N, producer (b - 2) % N;
+//                     `batch` 8 B writes from registers per cooperative post (gda/warp.h, one
+//                     reservation and one doorbell per post, the last WQE signalled), paced when
+//                     asked, until the pinger raises `stop`
+//
+// Queues are loopback QPs of one GPU softnic (loopback_qps.h), so a QP's destination buffer
+// stands for the other endpoint's memory: A's put lands in A's probe QP's buffer, which B polls.
+// A QP with one submitter is driven exclusively; one shared by several (CTAs on a pool, or the
+// probe on its endpoint's first QP) with Sharing::shared, by everyone on it.
+#pragma once
+
+#include <cstdint>
+
+#include "dissect/bench/gpu_load_plan.h"
+#include "dissect/common/clock.h"
+#include "dissect/gda/gda.h"
+#include "harness.cuh"
+#include "loopback_qps.h"
+
+namespace dissect::bench::gpu {
+
+inline constexpr uint32_t LOAD_SLOTS = 64;         // destination slots per background CTA
+inline constexpr uint32_t LOAD_LANDING_BYTES = 64;  // the probe's landing word, one line
+inline constexpr uint64_t LOAD_POLL_TIMEOUT_NS = 10'000'000'000ull;
+
+enum LoadStatus : uint32_t { load_ok = 0, load_post = 1, load_completion = 2, load_reply_timeout = 3,
+                             load_request_timeout = 4 };
+
+// What the pinger reports: the window it measured and the background carried over it.
+struct LoadWindow {
+  unsigned long long start_ns, end_ns;              // first and last recorded round trip
+  unsigned long long completed_start, completed_end;  // background messages posted by then
+  uint32_t samples;                                 // round trips recorded
+  uint32_t status;
+  Timer timer;                                      // the pinger's span on both clocks
+};
+
+struct LoadArgs {
+  const LoopbackTarget* targets;  // one per QP of the layout
+  QueueLayout layout;
+  uint32_t batch;                 // WQEs per cooperative post (1..32)
+  double pace_period_ns;          // between one warp's posts; 0: back to back
+  uint64_t ramp_ns;               // background alone before the first ping
+  uint64_t budget_ns;             // the probe stops after this (or `iterations`)
+  uint32_t warmup, iterations;
+  unsigned long long* round_trip;  // `iterations` cycles
+  LoadWindow* window;
+  uint32_t* stop;                  // raised by the pinger when it is done
+  unsigned long long* posted;      // per background CTA: messages posted so far
+  uint32_t* failure;               // [status, qp, SendQueueState::error], first only
+};
+
+DISSECT_HD inline uint64_t load_value(uint64_t message, uint32_t cta) {
+  return (message * 0x9e3779b97f4a7c15ull) ^ (uint64_t{cta} << 40) ^ 1;
+}
+
+// Where background CTA `producer` of a QP writes: after the landing line, LOAD_SLOTS words per CTA.
+DISSECT_HD inline uint64_t load_slot_offset(const QueueLayout& l, uint32_t producer, uint64_t message) {
+  return LOAD_LANDING_BYTES + (uint64_t{l.slot_group(producer)} * LOAD_SLOTS + message % LOAD_SLOTS) * 8;
+}
+
+using LoadPolicy = gda::ordering::gpu_fence;  // GPU engine, GPU-resident queues
+
+__device__ inline void load_failure(const LoadArgs& a, uint32_t status, uint32_t qp) {
+  if (atomicCAS(&a.failure[0], 0u, status) == 0) {
+    a.failure[1] = qp;
+    a.failure[2] = a.targets[qp].qp.state->error;
+  }
+}
+
+__device__ inline bool stop_raised(const LoadArgs& a) { return load_acquire<Scope::gpu>(a.stop) != 0; }
+
+// Background messages posted so far, every CTA's count. Posted rather than completed: a QP's
+// cons_idx advances only when someone polls its CQ (a submitter polls when its ring is full), so
+// it lags by up to a queue's depth, while a CTA posts no further than one queue ahead of the NIC.
+__device__ inline uint64_t background_posted(const LoadArgs& a) {
+  uint64_t n = 0;
+  for (uint32_t b = 0; b < 2 * a.layout.producers; ++b) n += load_relaxed<Scope::gpu>(&a.posted[b]);
+  return n;
+}
+
+template <gda::Sharing S>
+__device__ inline gda::Status post_background(const LoadArgs& a, const LoopbackTarget& t, uint32_t cta,
+                                       uint32_t producer, uint64_t first) {
+  uint64_t end = 0;
+  return gda::post_values_cooperative<LoadPolicy, S>(
+      gda::Warp{}, t.qp, a.batch, 8, t.rkey,
+      [&](uint32_t i) { return load_value(first + i, cta); },
+      [&](uint32_t i) { return reinterpret_cast<uint64_t>(t.dst + load_slot_offset(a.layout, producer, first + i)); },
+      &end, gda::Completion::signaled);
+}
+
+// One background warp until the stop flag; lane 0 decides and broadcasts, so the warp stays converged.
+__device__ inline void background_warp(const LoadArgs& a, uint32_t b) {
+  const uint32_t endpoint = b / a.layout.producers, producer = b % a.layout.producers;
+  const uint32_t q = a.layout.background(endpoint, producer);
+  const LoopbackTarget t = a.targets[q];
+  const bool shared = a.layout.submitters_on(q) > 1;
+  const uint64_t start = now_ns();
+  gda::Status s = gda::Status::ok;
+  uint64_t m = 0;
+  for (uint64_t unit = 0;; ++unit) {
+    bool go = true;
+    if (threadIdx.x == 0) {
+      if (a.pace_period_ns > 0) {
+        const uint64_t due = pace_due_ns(start, unit, a.pace_period_ns);
+        while (now_ns() < due && !stop_raised(a)) {
+        }
+      }
+      go = !stop_raised(a);
+    }
+    if (!__shfl_sync(0xffffffffu, go, 0)) break;
+    s = shared ? post_background<gda::Sharing::shared>(a, t, b, producer, m)
+               : post_background<gda::Sharing::exclusive>(a, t, b, producer, m);
+    if (s != gda::Status::ok) break;
+    m += a.batch;
+    if (threadIdx.x == 0) store_relaxed<Scope::gpu>(&a.posted[b], static_cast<unsigned long long>(m));
+  }
+  if (threadIdx.x != 0) return;
+  if (s == gda::Status::ok) {
+    s = shared ? gda::quiet<LoadPolicy, gda::Sharing::shared>(t.qp)
+               : gda::quiet<LoadPolicy, gda::Sharing::exclusive>(t.qp);
+  }
+  if (s != gda::Status::ok) load_failure(a, s == gda::Status::timeout ? load_completion : load_post, q);
+  a.posted[b] = m;
+}
+
+__device__ inline bool await_word(const uint64_t* word, uint64_t value, const LoadArgs& a, bool watch_stop) {
+  const uint64_t began = now_ns();
+  while (load_acquire<Scope::gpu>(word) != value) {
+    if (watch_stop && stop_raised(a)) return false;
+    if (now_ns() - began > LOAD_POLL_TIMEOUT_NS) return false;
+  }
+  return true;
+}
+
+template <gda::Sharing S>
+__device__ inline gda::Status send_value(const LoopbackTarget& t, uint64_t value, uint64_t* end) {
+  return gda::put_value<LoadPolicy, S>(t.qp, value, 8, reinterpret_cast<uint64_t>(t.dst), t.rkey,
+                                       gda::Completion::signaled, end);
+}
+
+template <gda::Sharing S>
+__device__ inline void pinger(const LoadArgs& a) {
+  const uint32_t qa = a.layout.probe(0), qb = a.layout.probe(1);
+  const LoopbackTarget mine = a.targets[qa];
+  const uint64_t* reply = reinterpret_cast<const uint64_t*>(a.targets[qb].dst);
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  while (now_ns() - g0 < a.ramp_ns) {
+  }
+  LoadWindow w{};
+  uint32_t status = load_ok;
+  for (uint32_t i = 0; i < a.warmup + a.iterations && status == load_ok; ++i) {
+    if (i == a.warmup) {
+      w.start_ns = now_ns();
+      w.completed_start = background_posted(a);
+    }
+    uint64_t end = 0;
+    const long long ca = clock64();
+    if (send_value<S>(mine, uint64_t{i} + 1, &end) != gda::Status::ok) status = load_post;
+    else if (!await_word(reply, uint64_t{i} + 1, a, false)) status = load_reply_timeout;
+    const long long cb = clock64();
+    if (status == load_ok && gda::wait_completion<LoadPolicy, S>(mine.qp, end) != gda::Status::ok) {
+      status = load_completion;
+    }
+    if (status != load_ok || i < a.warmup) continue;
+    a.round_trip[w.samples++] = static_cast<unsigned long long>(cb - ca);
+    if (now_ns() - w.start_ns > a.budget_ns) break;
+  }
+  w.end_ns = now_ns();
+  w.completed_end = background_posted(a);
+  store_release<Scope::gpu>(a.stop, 1u);
+  w.timer.cycles = static_cast<unsigned long long>(clock64() - c0);
+  w.timer.ns = now_ns() - g0;
+  w.status = status;
+  *a.window = w;
+}
+
+template <gda::Sharing S>
+__device__ inline void responder(const LoadArgs& a) {
+  const uint32_t qa = a.layout.probe(0), qb = a.layout.probe(1);
+  const LoopbackTarget mine = a.targets[qb];
+  const uint64_t* request = reinterpret_cast<const uint64_t*>(a.targets[qa].dst);
+  for (uint64_t i = 1;; ++i) {
+    if (!await_word(request, i, a, true)) {
+      if (!stop_raised(a)) load_failure(a, load_request_timeout, qb);
+      return;
+    }
+    uint64_t end = 0;
+    if (send_value<S>(mine, i, &end) != gda::Status::ok ||
+        gda::wait_completion<LoadPolicy, S>(mine.qp, end) != gda::Status::ok) {
+      load_failure(a, load_post, qb);
+      return;
+    }
+  }
+}
+
+// Launched with 2 + 2N blocks of 32 threads, all resident at once (2N <= 128 one-warp CTAs).
+template <gda::Sharing ProbeSharing>
+__global__ void load_kernel(LoadArgs a) {
+  if (blockIdx.x >= 2) {
+    background_warp(a, blockIdx.x - 2);
+    return;
+  }
+  if (threadIdx.x != 0) return;
+  if (blockIdx.x == 0) pinger<ProbeSharing>(a);
+  else responder<ProbeSharing>(a);
+}
+
+}  // namespace dissect::bench::gpu

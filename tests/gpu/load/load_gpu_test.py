@@ -1,0 +1,89 @@
+"""gpu-load and gpu-goodput on tiny configurations (argv[2] picks the case):
+
+  load        both paths, 0 and 2 background CTAs per endpoint, shared and reserved probe
+  load_paced  both paths, reserved probe, 2 background CTAs paced to 1 Mmsg/s: the carried rate
+              stays near the target
+  goodput     both paths at 8 B and 4 KiB: goodput rows with the reference and the 90 % point
+
+Every row must validate its payload. Exit 77 (skipped) without a CUDA device."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+dissect, case = sys.argv[1], sys.argv[2]
+LOAD = ["gpu-load", "--background", "0,2", "--iterations", "50", "--warmup", "5", "--probe-ms", "50",
+        "--ramp-ms", "5", "--runs", "1", "--rings-per-endpoint", "2", "--workers", "2"]
+COMMANDS = {
+    "load": LOAD + ["--probe", "shared,reserved"],
+    "load_paced": LOAD[:2] + ["2"] + LOAD[3:] + ["--probe", "reserved", "--pace-mops", "1"],
+    "goodput": ["gpu-goodput", "--sizes", "8,4096", "--ctas", "2", "--workers", "2", "--runs", "1",
+                "--bytes", "1048576", "--max-messages", "16384"],
+}
+
+
+def run(words):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "results.json")
+        done = subprocess.run([dissect] + words + ["--output", out], capture_output=True, text=True, timeout=280)
+        if "no CUDA device: skipped" in done.stderr:
+            print("no CUDA device: skipped", file=sys.stderr)
+            sys.exit(77)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(words)} exited {done.returncode}: {done.stderr}")
+        return json.load(open(out))["results"]
+
+
+def metric(row, name):
+    return next((m for m in row["metrics"] if m["name"] == name), None)
+
+
+failures = []
+results = run(COMMANDS[case])
+for r in results:
+    if not r["payload_validated"]:
+        failures.append(f"{r['label']}: payload not validated ({r['knobs'].get('note', '')})")
+    if r["nic_model"] == "" or r["provider"] != "softnic":
+        failures.append(f"{r['label']}: not labelled as the softnic model")
+if case.startswith("load"):
+    expected = 2 * (2 if case == "load" else 1) * (2 if case == "load" else 1)
+    if len(results) != expected:
+        failures.append(f"{len(results)} rows, expected {expected}")
+    for r in results:
+        k = r["knobs"]
+        for name in ("round trip", "round trip p99", "background rate"):
+            if metric(r, name) is None:
+                failures.append(f"{r['label']}: metric {name} missing")
+        trip = metric(r, "round trip")
+        if trip and not trip["p50"] > 0:
+            failures.append(f"{r['label']}: round trip p50 {trip['p50']}")
+        background = int(k["background CTAs per endpoint"])
+        rate = metric(r, "background rate")["p50"]
+        if (background == 0) != (rate == 0):
+            failures.append(f"{r['label']}: background rate {rate} Mmsg/s with {background} CTAs")
+        if background and k["path"] == "mini-gda" and "bottleneck" not in k:
+            failures.append(f"{r['label']}: no bottleneck knob")
+        if case == "load_paced" and background and not 0.5 <= rate <= 1.1:
+            failures.append(f"{r['label']}: paced to 1 Mmsg/s, carried {rate}")
+    if {r["knobs"]["path"] for r in results} != {"mini-gda", "mini-proxy"}:
+        failures.append("both paths expected")
+else:
+    if len(results) != 4:
+        failures.append(f"{len(results)} rows, expected 4")
+    for r in results:
+        k = r["knobs"]
+        for knob in ("path", "payload bytes", "reference", "reference GB/s", "first_size_at_90pct", "at_90pct_star"):
+            if knob not in k:
+                failures.append(f"{r['label']}: knob {knob} missing")
+        g = metric(r, "goodput")
+        if g is None or not g["p50"] > 0:
+            failures.append(f"{r['label']}: no goodput")
+    for path in ("mini-gda", "mini-proxy"):
+        stars = [r for r in results if r["knobs"]["path"] == path and r["knobs"]["at_90pct_star"] == "yes"]
+        first = {r["knobs"]["first_size_at_90pct"] for r in results if r["knobs"]["path"] == path}
+        if len(first) != 1 or len(stars) > 1 or (stars == []) != (first == {"not reached"}):
+            failures.append(f"{path}: first size {first}, stars {[r['label'] for r in stars]}")
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
