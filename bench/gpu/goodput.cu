@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/gpu_load_plan.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
@@ -163,35 +164,36 @@ void mark_first_at_90(std::vector<Result>& rows, const std::vector<uint64_t>& si
 
 // Each path reads only its own flags, so a flag of a path not run is refused as unknown.
 GoodputConfig read_config(const Arguments& a, const std::vector<std::string>& paths) {
-  const bool quick = a.flag("quick");
+  const bool quick = a.flag("quick", "sizes 8, 512, 7168 and 32768 B, fewer bytes a point, one run");
   const bool gda = std::count(paths.begin(), paths.end(), "mini-gda") > 0;
   const bool proxy = std::count(paths.begin(), paths.end(), "mini-proxy") > 0;
   GoodputConfig c;
-  c.sizes = a.sizes(quick ? std::vector<uint64_t>{8, 512, 7168, 32768} : figure8_sizes(), 8, 1u << 20);
-  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
-  c.proxy.bytes = a.integer("bytes", quick ? 32ull << 20 : 256ull << 20, 1, 1ull << 40);
-  c.proxy.max_messages = a.integer("max-messages", quick ? 1u << 18 : 1u << 21, 64, 1ull << 32);
-  c.gda.device = c.proxy.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.gda.nic_profile = c.proxy.nic_profile = a.text("nic-profile", "fast");
+  c.sizes = a.sizes(quick ? std::vector<uint64_t>{8, 512, 7168, 32768} : figure8_sizes(), 8, 1u << 20,
+                    "payload of one pipelined write");
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
+  c.proxy.bytes = a.integer("bytes", quick ? 32ull << 20 : 256ull << 20, 1, 1ull << 40, "mini-proxy payload bytes moved per point");
+  c.proxy.max_messages = a.integer("max-messages", quick ? 1u << 18 : 1u << 21, 64, 1ull << 32, "mini-proxy messages per point at most");
+  c.gda.device = c.proxy.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.gda.nic_profile = c.proxy.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.gda.nic_profile);  // refused here, by name, before anything runs
   if (gda) {
-    c.ctas = static_cast<uint32_t>(a.integer("ctas", 16, 1, 128));
-    c.gda.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", 4096, 32768));
-    c.gda.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.gda.engine_ctas, 1, 1024));
+    c.ctas = static_cast<uint32_t>(a.integer("ctas", 16, 1, 128, "mini-gda producer CTAs (one QP each)"));
+    c.gda.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", 4096, 32768, "send queue WQEBBs of every QP"));
+    c.gda.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.gda.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
     c.gda.engine_warps_per_cta = static_cast<uint32_t>(
-        a.integer("engine-warps", c.gda.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+        a.integer("engine-warps", c.gda.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
   }
   if (proxy) {
-    c.proxy.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64));
-    c.proxy.batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64));
-    c.proxy.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20));
+    c.proxy.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64, "mini-proxy worker threads (T)"));
+    c.proxy.batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64, "mini-proxy descriptors a worker chains per doorbell (B)"));
+    c.proxy.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
   }
   return c;
 }
 
 int run_gpu_goodput(const Arguments& a, Report& report) {
   a.provider({"softnic"});
-  const std::vector<std::string> paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"});
+  const std::vector<std::string> paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"}, "the transports: mini-gda and/or mini-proxy");
   const GoodputConfig c = read_config(a, paths);
   a.check_all_used();
   if (softnic::gpu_runtime_init() == 0) {

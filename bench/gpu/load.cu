@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/gda/ordering.h"
@@ -192,32 +193,32 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
 LoadConfig read_config(const Arguments& a, const std::string& path, bool quick) {
   LoadConfig c;
   c.path = path;
-  c.device = static_cast<int>(a.integer("device", 0, 0, 64));
-  c.nic_profile = a.text("nic-profile", "fast");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
-  c.pace_mmsgs = static_cast<double>(a.integer("pace-mops", 0, 0, 100'000));
-  c.warmup = static_cast<uint32_t>(a.integer("warmup", quick ? 20 : 100, 0, 1'000'000));
-  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 2000, 1, 1'000'000));
-  c.budget_ns = a.integer("probe-ms", quick ? 200 : 500, 1, 60'000) * 1'000'000;
-  c.ramp_ns = a.integer("ramp-ms", quick ? 10 : 20, 0, 10'000) * 1'000'000;
+  c.pace_mmsgs = static_cast<double>(a.integer("pace-mops", 0, 0, 100'000, "paced mode (Table 11): hold the background to this many M msg/s; 0 = unpaced"));
+  c.warmup = static_cast<uint32_t>(a.integer("warmup", quick ? 20 : 100, 0, 1'000'000, "probe round trips discarded before the timed ones"));
+  c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 300 : 2000, 1, 1'000'000, "timed probe round trips per point"));
+  c.budget_ns = a.integer("probe-ms", quick ? 200 : 500, 1, 60'000, "longest time the probe may take per point, ms (the point ends at iterations or this)") * 1'000'000;
+  c.ramp_ns = a.integer("ramp-ms", quick ? 10 : 20, 0, 10'000, "time the background runs before the probe starts, ms") * 1'000'000;
   return c;
 }
 
 // Each path reads only its own flags, so a flag of a path not run is refused as unknown.
 void read_gda_flags(const Arguments& a, LoadConfig& c) {
-  c.background_queues = static_cast<uint32_t>(a.integer("qps-per-endpoint", 0, 0, MAX_BACKGROUND));
-  c.batch = static_cast<uint32_t>(a.integer("batch", 32, 1, 32));
-  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", 4096, 32768));
-  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024));
+  c.background_queues = static_cast<uint32_t>(a.integer("qps-per-endpoint", 0, 0, MAX_BACKGROUND, "mini-gda background QPs per endpoint (0: one per background CTA)"));
+  c.batch = static_cast<uint32_t>(a.integer("batch", 32, 1, 32, "mini-gda WQEs per doorbell of a background warp (cooperative publication)"));
+  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", 4096, 32768, "send queue WQEBBs of every QP"));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
   c.engine_warps_per_cta =
-      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA));
+      static_cast<uint32_t>(a.integer("engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
 }
 
 void read_proxy_flags(const Arguments& a, LoadConfig& c) {
-  c.background_queues = static_cast<uint32_t>(a.integer("rings-per-endpoint", 16, 1, 256));
-  c.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64));
-  c.proxy_batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64));
-  c.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20));
+  c.background_queues = static_cast<uint32_t>(a.integer("rings-per-endpoint", 16, 1, 256, "mini-proxy background rings per endpoint"));
+  c.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64, "mini-proxy worker threads (T)"));
+  c.proxy_batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64, "mini-proxy descriptors a worker chains per doorbell (B)"));
+  c.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
   if (2 * c.background_queues < c.workers) {  // refused here rather than by the proxy mid-sweep
     throw InvalidArgument("--rings-per-endpoint " + std::to_string(c.background_queues) + ": the " +
                           std::to_string(2 * c.background_queues) + " background rings leave some of --workers " +
@@ -227,8 +228,8 @@ void read_proxy_flags(const Arguments& a, LoadConfig& c) {
 
 int run_gpu_load(const Arguments& a, Report& report) {
   a.provider({"softnic"});
-  const bool quick = a.flag("quick");
-  const std::vector<std::string> paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"});
+  const bool quick = a.flag("quick", "background 0 and 16 CTAs, 300 round trips a point, one run");
+  const std::vector<std::string> paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"}, "the transports: mini-gda (GPU threads post WQEs) and/or mini-proxy (GPU threads post descriptors)");
   const LoadConfig common = read_config(a, paths.front(), quick);
   std::vector<LoadConfig> configs;
   for (const std::string& path : paths) {
@@ -238,9 +239,9 @@ int run_gpu_load(const Arguments& a, Report& report) {
   }
   std::vector<uint64_t> background = a.integers("background", quick ? std::vector<uint64_t>{0, 16}
                                                                     : std::vector<uint64_t>{0, 1, 4, 16, 64},
-                                                0, MAX_BACKGROUND);
-  const std::vector<std::string> probes = a.choices("probe", "shared,reserved", {"shared", "reserved"});
-  const uint32_t runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100));
+                                                0, MAX_BACKGROUND, "background CTAs loading both endpoints (Figure 6's x axis)");
+  const std::vector<std::string> probes = a.choices("probe", "shared,reserved", {"shared", "reserved"}, "where the probe's requests go: shared (the background's first queue) or reserved (a queue of its own)");
+  const uint32_t runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   a.check_all_used();
   if (softnic::gpu_runtime_init() == 0) {
     std::fprintf(stderr, "no CUDA device: skipped\n");
