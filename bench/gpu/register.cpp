@@ -59,9 +59,13 @@ Result convert(const GpuExperimentResult& g, const GpuExperimentConfig& c) {
              {"inline", g.inline_payload ? "yes" : "no"},
              {"iterations", std::to_string(c.iterations)},
              {"warmup", std::to_string(c.warmup)},
-             {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
-                                  std::to_string(c.engine_warps_per_cta) + " warps"},
              {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
+  // The engine kernel's size only where one ran: a host-thread engine (gpu-proxy-latency's, or
+  // --engine host-thread) has none, and a default shown there would be a label that lies.
+  if (g.engine == "gpu-kernel") {
+    r.knobs.push_back({"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " +
+                                           std::to_string(c.engine_warps_per_cta) + " warps"});
+  }
   if (!g.library.empty()) {
     r.knobs.push_back({"path", c.path});
     r.knobs.push_back({"library", g.library});
