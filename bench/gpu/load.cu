@@ -18,7 +18,6 @@
 // model bounded the background; every number is the softnic model's, not a ConnectX's.
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -50,20 +49,6 @@ struct LoadPoint {
   bool reserved;
 };
 
-// The GPU engine's own rate on the background QPs (nic-ceiling), once per QP count and profile.
-double gda_ceiling(const LoadConfig& c, uint32_t qps) {
-  static std::map<std::pair<uint32_t, std::string>, double> seen;
-  const auto key = std::make_pair(qps, c.nic_profile);
-  if (auto it = seen.find(key); it != seen.end()) return it->second;
-  NicCeilingConfig n;
-  n.device = c.device;
-  n.engine_ctas = c.engine_ctas;
-  n.engine_warps_per_cta = c.engine_warps_per_cta;
-  n.nic_profile = c.nic_profile;
-  n.rounds = 4;
-  n.runs = 1;
-  return seen[key] = measure_nic_ceiling_rate(n, qps, 8).metrics.at(0).p50();
-}
 
 std::string number(double v) {
   char text[32];
@@ -115,7 +100,8 @@ void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& 
   if (p.background == 0) return;  // no background to bound
   const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
   if (c.path == "mini-gda") {
-    const double ceiling = gda_ceiling(c, 2 * l.per_endpoint);
+    const double ceiling =
+        nic_model_ceiling(c.device, c.engine_ctas, c.engine_warps_per_cta, c.nic_profile, 2 * l.per_endpoint, 8);
     r.metrics.push_back(Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}});
     r.knobs.push_back({"bottleneck", gda_bottleneck(carried.p50(), ceiling, profile)});
     return;

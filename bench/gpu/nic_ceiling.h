@@ -38,4 +38,10 @@ std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config);
 // from a register, larger pointer writes), `config.runs` runs of `config.rounds` rounds.
 Result measure_nic_ceiling_rate(const NicCeilingConfig& config, uint32_t qps, uint32_t bytes);
 
+// The model's message rate (Mmsg/s) for `qps` QPs and `bytes` a write with this engine and
+// profile (4 rounds, one run), measured once per process and configuration: the ceiling a rate
+// experiment sets beside its own rate to say whether the model was its bottleneck.
+double nic_model_ceiling(int device, uint32_t engine_ctas, uint32_t engine_warps_per_cta,
+                         const std::string& nic_profile, uint32_t qps, uint32_t bytes);
+
 }  // namespace dissect::bench

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "dissect/bench/flag_help.h"
@@ -70,21 +68,9 @@ uint32_t signal_period(const RateConfig& c) {
   return (64 + c.batch - 1) / c.batch * c.batch;
 }
 
-// The model's own rate for these QPs and payload, measured once per process and configuration.
 double model_ceiling(const RateConfig& c) {
-  static std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, std::string>, double> seen;
-  const auto key = std::make_tuple(c.qps, c.payload_bytes, c.engine_ctas, c.engine_warps_per_cta,
-                                   c.nic_profile);
-  if (auto it = seen.find(key); it != seen.end()) return it->second;
-  NicCeilingConfig n;
-  n.device = c.device;
-  n.engine_ctas = c.engine_ctas;
-  n.engine_warps_per_cta = c.engine_warps_per_cta;
-  n.nic_profile = c.nic_profile;
-  n.rounds = 4;
-  n.runs = 1;
-  const Result r = measure_nic_ceiling_rate(n, c.qps, c.payload_bytes);
-  return seen[key] = r.metrics.at(0).p50();
+  return nic_model_ceiling(c.device, c.engine_ctas, c.engine_warps_per_cta, c.nic_profile, c.qps,
+                           c.payload_bytes);
 }
 
 struct Launch {
