@@ -16,7 +16,7 @@
 # --path), proxy (mini-proxy GPU producer tests + gpu-proxy-latency + its report; alone:
 # STAGES="proxy"), telemetry (GPU-path counters test + message rate with telemetry off and on in
 # one run; alone: STAGES="telemetry"), moe (dissect moe, both transports and profiles), kcost
-# (gpu-kernel-cost, Figure 9), report (dissect report --quick into $OUT/report).
+# (gpu-kernel-cost, Figure 9), load (gpu-load, gpu-goodput: Figures 6 and 8), report (dissect report --quick into $OUT/report).
 # Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
 # carried in build-deps/googletest (built into /tmp/gtest).
 set -uo pipefail
@@ -215,6 +215,19 @@ if has kcost; then
   (cd "$BUILD" && ctest -R '^kernel_cost' --output-on-failure --timeout 240) 2>&1 | tee "$OUT/ctest_kernel_cost.log"
   timeout ${EXP_TIMEOUT:-300} "$BUILD/dissect" gpu-kernel-cost ${QUICK:+--runs 3} --output "$OUT/gpu_kernel_cost.json" > "$OUT/gpu_kernel_cost.txt" 2>&1
   echo "--- gpu-kernel-cost rc=$?"; cat "$OUT/gpu_kernel_cost.txt"
+fi
+
+if has load; then
+  # Issue 15: the proxy design space with GPU producers under load (Figures 6 and 8): the probe's
+  # latency as the background grows, paced, and goodput by message size, both paths, two profiles.
+  stage "load: gpu-load, gpu-goodput"
+  (cd "$BUILD" && ctest -R '^gpu_load_test' --output-on-failure --timeout 300) 2>&1 | tee "$OUT/ctest_load.log"
+  run_load() { local name=$1; shift; timeout ${EXP_TIMEOUT:-240} "$BUILD/dissect" "$@" --output "$OUT/$name.json" > "$OUT/$name.txt" 2>&1; echo "--- $name rc=$?"; cat "$OUT/$name.txt"; }
+  for p in ${LOAD_PROFILES:-fast cx7-ib}; do
+    run_load gpu_load_$p gpu-load --nic-profile $p ${QUICK:+--quick}
+    run_load gpu_goodput_$p gpu-goodput --nic-profile $p ${QUICK:+--quick}
+  done
+  run_load gpu_load_reserved_paced gpu-load --probe reserved --background 64 --pace-mops 30 ${QUICK:+--quick}
 fi
 
 if has report; then

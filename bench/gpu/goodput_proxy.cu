@@ -66,18 +66,6 @@ softnic::SoftNicOptions nic_of(const ProxyGoodputConfig& c) {
   return o;
 }
 
-void wait_for(cudaStream_t stream, double seconds) {
-  const auto began = std::chrono::steady_clock::now();
-  cudaError_t q;
-  while ((q = cudaStreamQuery(stream)) == cudaErrorNotReady) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
-      throw std::runtime_error("gpu-goodput (mini-proxy): producers did not finish in " + std::to_string(seconds) + " s");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  check_cuda(q, "gpu-goodput (mini-proxy) producers");
-}
-
 }  // namespace
 
 ProxyGoodputRun run_proxy_goodput(const ProxyGoodputConfig& c, uint64_t size, uint32_t run) {
@@ -103,7 +91,7 @@ ProxyGoodputRun run_proxy_goodput(const ProxyGoodputConfig& c, uint64_t size, ui
   std::vector<ProducerTimes> t(c.workers);
   try {
     check_cuda(cudaGetLastError(), "launch proxy_goodput_kernel");
-    wait_for(stream, 120);
+    wait_for_stream(stream, "gpu-goodput (mini-proxy) producers", 120, [&] { return "\n" + rig.state(); });
     check_cuda(cudaMemcpy(t.data(), times, sizeof(ProducerTimes) * c.workers, cudaMemcpyDeviceToHost),
                "gpu-goodput: producer times");
   } catch (...) {

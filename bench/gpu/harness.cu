@@ -141,22 +141,25 @@ double measure_globaltimer_step(int device) {
   return it->second;
 }
 
-void wait_for_stream(cudaStream_t stream, const softnic::GpuSoftNic& nic, const char* what,
-                     double seconds) {
+void wait_for_stream(cudaStream_t stream, const std::string& what, double seconds,
+                     const std::function<std::string()>& describe) {
   const auto began = std::chrono::steady_clock::now();
   for (;;) {
     const cudaError_t q = cudaStreamQuery(stream);
     if (q == cudaSuccess) return;
     if (q != cudaErrorNotReady) {
-      throw std::runtime_error(std::string(what) + " failed: " + cudaGetErrorString(q) + "; " +
-                               nic.describe_status());
+      throw std::runtime_error(what + " failed: " + cudaGetErrorString(q) + "; " + describe());
     }
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
-      throw std::runtime_error(std::string(what) + " did not finish in " + std::to_string(seconds) +
-                               " s; " + nic.describe_status());
+      throw std::runtime_error(what + " did not finish in " + std::to_string(seconds) + " s; " + describe());
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+}
+
+void wait_for_stream(cudaStream_t stream, const softnic::GpuSoftNic& nic, const char* what,
+                     double seconds) {
+  wait_for_stream(stream, what, seconds, [&] { return nic.describe_status(); });
 }
 
 void wait(cudaStream_t stream, const PePair& pair, const char* what, double seconds) {

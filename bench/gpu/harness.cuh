@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -60,7 +61,11 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
 // Safe while engines run: it allocates and frees nothing.
 double measure_globaltimer_step(int device);
 
-// Waits (bounded, never cudaDeviceSynchronize) for a stream; throws with the engine status.
+// Waits (bounded, never cudaDeviceSynchronize) for a stream; on a failure or the deadline throws
+// naming `what` and whatever `describe` says of the model's state (the engine's status block, the
+// proxy's rings and QPs).
+void wait_for_stream(cudaStream_t stream, const std::string& what, double seconds,
+                     const std::function<std::string()>& describe);
 void wait_for_stream(cudaStream_t stream, const softnic::GpuSoftNic& nic, const char* what,
                      double seconds);
 void wait(cudaStream_t stream, const PePair& pair, const char* what, double seconds = 15);

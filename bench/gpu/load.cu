@@ -142,6 +142,7 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
   const QueueLayout l = gpu::load_layout(c, p.background, p.reserved);
   Result r = base_row(c, p, l);
   Metric trip{"round trip", "us", {}}, trip99{"round trip p99", "us", {}}, carried{"background rate", "Mmsg/s", {}};
+  Metric chain{"descriptors per post", "count", {}}, busy{"worker busy passes", "%", {}};
   bool valid = true;
   std::string note, placement;
   double clock = 0, window = 0;
@@ -155,10 +156,13 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
     trip.runs.push_back(s);
     trip99.runs.push_back(summarize({s.p99}));
     carried.runs.push_back(summarize({o.background_mmsgs}));
+    chain.runs.push_back(summarize({o.descriptors_per_post}));
+    busy.runs.push_back(summarize({o.worker_busy_percent}));
     clock = o.sm_clock_mhz, window = o.window_ms, placement = o.placement;
     samples += o.round_trip_us.size();
   }
   r.metrics = {trip, trip99, carried};
+  if (c.path == "mini-proxy") r.metrics.insert(r.metrics.end(), {chain, busy});
   add_bottleneck(c, p, l, carried, r);
   if (!note.empty()) r.knobs.push_back({"note", note});
   r.payload_validated = valid && !trip.runs.empty();
@@ -172,6 +176,10 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
                                            : "background requests completed on the background rings while the "
                                              "probe ran (the probe's own excluded), over the probe's window"},
                    {"timing", "pinger's clock64, converted with its effective SM clock"}};
+  if (c.path == "mini-proxy") {
+    r.environment.push_back({"descriptors per post, worker busy passes",
+                             "summed over the workers and the whole run (ramp included), not only the probe's window"});
+  }
   if (!placement.empty()) r.environment.push_back({"worker pinning", placement});
   return r;
 }

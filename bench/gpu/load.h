@@ -37,6 +37,11 @@ struct LoadRun {
   bool valid = false;
   std::string failure;                // why the run failed or did not validate; empty when fine
   std::string placement;              // mini-proxy: where the workers ran
+  // mini-proxy, over the whole run (ramp included): the chain length the workers achieved (B
+  // is its cap) and the share of their polling passes that found work: near 100 % the workers
+  // are the bound; far below it they wait for producers or for the model's completions.
+  double descriptors_per_post = 0;
+  double worker_busy_percent = 0;
 };
 
 // The layout of one point: background queues per endpoint and the probe's queue.

@@ -103,17 +103,15 @@ __device__ inline void background_warp(const LoadArgs& a, uint32_t b) {
   const uint32_t q = a.layout.background(endpoint, producer);
   const LoopbackTarget t = a.targets[q];
   const bool shared = a.layout.submitters_on(q) > 1;
-  const uint64_t start = now_ns();
+  PaceSchedule pace(now_ns(), a.pace_period_ns);
   gda::Status s = gda::Status::ok;
   uint64_t m = 0;
-  for (uint64_t unit = 0;; ++unit) {
+  for (;;) {
     bool go = true;
     if (threadIdx.x == 0) {
-      if (a.pace_period_ns > 0) {
-        const uint64_t due = pace_due_ns(start, unit, a.pace_period_ns);
-        while (now_ns() < due && !stop_raised(a)) {
-        }
+      while (!pace.due(now_ns()) && !stop_raised(a)) {
       }
+      pace.started(now_ns());
       go = !stop_raised(a);
     }
     if (!__shfl_sync(0xffffffffu, go, 0)) break;

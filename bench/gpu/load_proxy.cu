@@ -57,19 +57,6 @@ std::vector<T> read_back(const T* device, size_t n, cudaStream_t stream) {
   return out;
 }
 
-void wait_kernel(cudaStream_t stream, double seconds) {
-  const auto began = std::chrono::steady_clock::now();
-  cudaError_t q;
-  while ((q = cudaStreamQuery(stream)) == cudaErrorNotReady) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
-      throw std::runtime_error("gpu-load (mini-proxy): the probe and background kernel did not finish in " +
-                               std::to_string(seconds) + " s");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  check_cuda(q, "gpu-load (mini-proxy) kernel");
-}
-
 bool payload_valid(const proxy::cuda::GpuProxyRig& rig, const QueueLayout& l,
                    const std::vector<unsigned long long>& posted, uint64_t last_request) {
   const auto* a = reinterpret_cast<const uint64_t*>(rig.a.host);
@@ -119,7 +106,8 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   LoadRun run;
   run.placement = rig.placement();
   try {
-    wait_kernel(stream, 60 + (c.ramp_ns + c.budget_ns) / 1e9);
+    wait_for_stream(stream, "gpu-load (mini-proxy): the probe and background kernel", 60 + (c.ramp_ns + c.budget_ns) / 1e9,
+                    [&] { return "\n" + rig.state(); });
   } catch (...) {
     cudaStreamDestroy(stream);
     throw;
@@ -130,6 +118,12 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   const std::vector<unsigned long long> posted = read_back(args.posted, std::max(1u, producers), stream);
   cudaStreamDestroy(stream);
   const proxy::ShutdownReport report = rig.proxy->stop(proxy::StopMode::drain);
+  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0;
+  for (const proxy::WorkerStats& s : rig.proxy->stats()) {
+    descriptors += s.descriptors, posts += s.posts, passes += s.passes, busy += s.busy_passes;
+  }
+  run.descriptors_per_post = posts ? double(descriptors) / double(posts) : 0;
+  run.worker_busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
   if (failure[0] != 0 || w.status != proxy_ok) {
     run.failure = "ring " + std::to_string(failure[0] ? failure[1] : l.probe(0)) + ": status " +
                   std::to_string(failure[0] ? failure[0] : w.status) +

@@ -78,14 +78,12 @@ __device__ inline void producer(const ProxyLoadArgs& a, uint32_t b) {
   const uint64_t word = background_word(b);
   uint64_t* source = (endpoint == 0 ? a.a : a.b) + word;
   const proxy::Request request{proxy::Operation::write, endpoint, 8, static_cast<uint32_t>(word * 8), word * 8};
-  const uint64_t start = now_ns();
+  PaceSchedule pace(now_ns(), a.pace_period_ns);
   uint64_t count = 0, index = 0;
   while (!stopped(a)) {
-    if (a.pace_period_ns > 0) {
-      const uint64_t due = pace_due_ns(start, count, a.pace_period_ns);
-      while (now_ns() < due && !stopped(a)) {
-      }
+    while (!pace.due(now_ns()) && !stopped(a)) {
     }
+    pace.started(now_ns());
     store_relaxed<Scope::system>(source, count + 1);  // ordered by the descriptor's release store
     if (proxy::enqueue<proxy::tuned, proxy::Sharing::shared>(ring, request, &index) != proxy::Status::ok) {
       fail(a, enqueue_failed, r);

@@ -213,15 +213,7 @@ struct RunSamples {
 
 // Waits (bounded: every device wait times out and traps by itself) and copies the samples back.
 RunSamples collect(const Run& run, uint32_t n, const char* what) {
-  const auto began = std::chrono::steady_clock::now();
-  cudaError_t q;
-  while ((q = cudaStreamQuery(run.stream)) == cudaErrorNotReady) {
-    if (std::chrono::steady_clock::now() - began > std::chrono::seconds(60)) {
-      throw std::runtime_error(std::string("gpu-proxy-latency: ") + what + " did not finish in 60 s");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  check_cuda(q, what);
+  wait_for_stream(run.stream, std::string("gpu-proxy-latency: ") + what, 60, [] { return std::string(); });
   RunSamples s;
   s.issue.resize(n);
   s.total.resize(n);

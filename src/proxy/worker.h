@@ -41,6 +41,8 @@ class Worker {
   void run();
   bool retire_completions();
   uint32_t service(uint32_t index);
+  bool service_round_robin();
+  bool can_post() const;
   PostItem resolve(Served& s, uint64_t descriptor_index, const Request& request);
   void record_error(Served& s, uint64_t descriptor_index, uint32_t code);
   uint64_t published_from(const Served& s, uint64_t limit) const;
@@ -55,6 +57,7 @@ class Worker {
   std::vector<PostedChain> chains_;  // a FIFO: one chain per post, at most one per WQEBB
   uint64_t chains_head_ = 0;
   uint64_t chains_tail_ = 0;
+  uint32_t first_ = 0;  // where the next pass over served_ starts (round robin)
   std::vector<Request> batch_;
   std::vector<PostItem> items_;
   std::atomic<int> stop_mode_{-1};  // -1 running, else StopMode

@@ -51,10 +51,37 @@ TEST(Pacing, ProducersTogetherCarryTheTarget) {
   EXPECT_NEAR(period, 128.0 * 32 * 1e3 / 30, 1e-6);
   // Over one second, 128 producers start 1e9 / period units each: 30 M messages in all.
   EXPECT_NEAR(128 * 32 * (1e9 / period), 30e6, 1);
-  EXPECT_EQ(pace_due_ns(1000, 0, period), 1000u);
-  EXPECT_EQ(pace_due_ns(1000, 3, 250.5), 1751u);
   EXPECT_EQ(pace_period_ns(0, 128, 32), 0);  // unpaced
   EXPECT_EQ(pace_period_ns(30, 0, 32), 0);   // no producer
+}
+
+TEST(Pacing, OnTimeProducerKeepsThePeriod) {
+  PaceSchedule s(1000, 250.5);
+  EXPECT_TRUE(s.due(1000));
+  s.started(1000);
+  EXPECT_FALSE(s.due(1250));
+  EXPECT_TRUE(s.due(1251));
+  s.started(1260);  // a little late: the schedule, not the start, sets the next due time
+  EXPECT_DOUBLE_EQ(s.due_ns, 1501);
+}
+
+TEST(Pacing, LateProducerDropsMissedStartsInsteadOfBursting) {
+  PaceSchedule s(0, 100);
+  s.started(0);
+  s.started(1000);  // descheduled for 9 periods
+  EXPECT_DOUBLE_EQ(s.due_ns, 1000);  // one unit at once ...
+  s.started(1000);
+  EXPECT_DOUBLE_EQ(s.due_ns, 1100);  // ... then the period again, not 9 units back to back
+  uint32_t units = 0;
+  for (uint64_t t = 1001; t < 2000; ++t) {
+    if (s.due(t)) s.started(t), ++units;
+  }
+  EXPECT_EQ(units, 9u);  // 1100, 1200, ..., 1900: one unit per 100 ns
+}
+
+TEST(Pacing, UnpacedIsAlwaysDue) {
+  PaceSchedule s(5000, 0);
+  EXPECT_TRUE(s.due(0));
 }
 
 TEST(Carried, ExcludesTheProbeOnlyWhereItShares) {

@@ -64,6 +64,13 @@ if case.startswith("load"):
             failures.append(f"{r['label']}: background rate {rate} Mmsg/s with {background} CTAs")
         if background and k["path"] == "mini-gda" and "bottleneck" not in k:
             failures.append(f"{r['label']}: no bottleneck knob")
+        if k["path"] == "mini-proxy":
+            chain = metric(r, "descriptors per post")
+            busy = metric(r, "worker busy passes")
+            if chain is None or not 1 <= chain["p50"] <= 16:  # --proxy-batch defaults to 16
+                failures.append(f"{r['label']}: descriptors per post {chain and chain['p50']} outside 1..16")
+            if busy is None or not 0 < busy["p50"] <= 100:
+                failures.append(f"{r['label']}: worker busy passes {busy and busy['p50']} %")
         if case == "load_paced" and background and not 0.5 <= rate <= 1.1:
             failures.append(f"{r['label']}: paced to 1 Mmsg/s, carried {rate}")
     if {r["knobs"]["path"] for r in results} != {"mini-gda", "mini-proxy"}:

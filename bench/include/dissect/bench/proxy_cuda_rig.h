@@ -157,6 +157,33 @@ struct GpuProxyRig {
   }
   std::string placement() const { return proxy->placement(); }
 
+  // What the proxy and its QPs were doing, for an error: stops the workers (abandon) and names
+  // every ring with work left, every worker's counts and every worker QP's indices, so that a
+  // stall says whether the descriptors were not seen (published 0), not posted (room) or not
+  // completed (prod_idx ahead of cons_idx and the model's executed count).
+  std::string state() {
+    std::string out = proxy->stop(StopMode::abandon).describe();
+    for (const WorkerStats& w : proxy->stats()) {
+      out += "worker " + std::to_string(w.worker) + ": " + std::to_string(w.descriptors) + " descriptors in " +
+             std::to_string(w.posts) + " posts, " + std::to_string(w.busy_passes) + " of " +
+             std::to_string(w.passes) + " passes busy\n";
+    }
+    // Every ring's tail: a producer's "reached" far below its ring's tail here means the ring
+    // moved only after the producers stopped (a worker that did not serve it in time).
+    out += "ring tails:";
+    for (uint32_t r = 0; r < proxy->config().rings; ++r) out += " " + std::to_string(proxy->host_view(r).consumer->tail);
+    out += "\n";
+    for (const auto& qp : qps) {
+      const nic::QpHandle h = qp->handle();
+      out += "QP " + hex(h.qpn) + ": reserved " + std::to_string(h.state->resv_head) + ", rung " +
+             std::to_string(h.state->prod_idx) + ", completed " + std::to_string(h.state->cons_idx) +
+             ", CQEs consumed " + std::to_string(h.state->cq_ci) + "; the model executed " +
+             std::to_string(softnic->counters(qp->qpn()).wqes_executed) + " WQEs, wrote " +
+             std::to_string(softnic->counters(qp->qpn()).cqes_written) + " CQEs\n";
+    }
+    return out;
+  }
+
   std::unique_ptr<softnic::SoftNic> softnic;
   std::unique_ptr<nic::ProtectionDomain> pd;
   std::vector<std::unique_ptr<nic::QueuePair>> qps, peers;
