@@ -450,10 +450,12 @@ def peak_rate(R, P):
     rate = res.p50(row, "message rate")
     ceiling = res.p50(row, "model ceiling")
     text = f"64 QPs, batch 16: {fmt(rate)} Mmsg/s (paper 260; the model's ceiling {fmt(ceiling)})"
-    ok = rate >= 260 and not model_bound(row)
+    # Within TOLERANCE as every rule, not ">= 260": the paper's figure is its NIC's ceiling, which
+    # our submitters can meet but not exceed by design (258.9 on the H200 was called "differs").
+    ok = within(rate, 260) and not model_bound(row)
     return Verdict(REPRODUCED if ok else DIFFERS, text,
                    "the submitters reach the paper's NIC ceiling with the model not the bottleneck" if ok
-                   else "below 260 Mmsg/s, or the model was the bottleneck", [row])
+                   else f"not within {TOLERANCE:g}× of 260 Mmsg/s, or the model was the bottleneck", [row])
 
 
 def host_ringer(R, P):
