@@ -57,6 +57,18 @@ class Arguments::Parser {
     return o->count() == 1;
   }
 
+  // The words that are not flags (fit-clock's result files): one positional of any count.
+  std::vector<std::string> positionals(const std::string& name, const std::string& about) {
+    CLI::Option* o = app_.get_option_no_throw(name);
+    if (o == nullptr) {
+      o = app_.add_option(name, about)->type_name("")->expected(-1);
+      o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      declared_.push_back({name, "...", "", about});
+      parse();
+    }
+    return o->results();
+  }
+
   bool help() const { return help_->count() > 0; }
   const std::vector<FlagHelp>& declared() const { return declared_; }
   bool given(const std::string& name) const {
@@ -193,6 +205,12 @@ uint64_t Arguments::power_of_two(const std::string& name, uint64_t fallback, uin
                           " must be a non-zero power of two no larger than " + std::to_string(max));
   }
   return value;
+}
+
+std::vector<std::string> Arguments::positionals(const std::string& name, const std::string& about) const {
+  std::vector<std::string> words = parser_->positionals(name, about);
+  if (parser_->help()) return {};
+  return words;
 }
 
 bool Arguments::flag(const std::string& name, const std::string& about) const {

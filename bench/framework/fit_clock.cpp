@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dissect/bench/experiment.h"
 #include "dissect/common/error.h"
 
 namespace dissect::bench {
@@ -164,21 +165,11 @@ std::vector<ClockCase> read_clock_cases(const std::vector<std::string>& files) {
 }
 
 int fit_clock_main(int argc, char** argv) {
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    const std::string word = argv[i];
-    if (word == "--help" || word == "-h") {
-      std::printf("usage: dissect fit-clock RESULTS.json RESULTS.json ...\n"
-                  "Fits T(f) = C/f + B (Table 6) per case across results taken at different "
-                  "locked SM clocks;\nf is each run's recorded effective SM clock "
-                  "(environment.sm_clock_mhz), T the metric's p50 in µs.\n");
-      return 0;
-    }
-    if (word.rfind("-", 0) == 0) {
-      throw InvalidArgument("'" + word + "': fit-clock takes result files only (see --help)");
-    }
-    files.push_back(word);
-  }
+  const Arguments a(argc, argv);
+  const std::vector<std::string> files =
+      a.positionals("RESULTS.json", "result files of the GPU experiments taken at different locked SM clocks; "
+                                    "f is each run's environment.sm_clock_mhz, T the metric's p50 in us");
+  a.check_all_used();  // --help: the list above
   if (files.size() < 2) {
     throw InvalidArgument("give 2 or more result files taken at different SM clocks (got " +
                           std::to_string(files.size()) + ")");

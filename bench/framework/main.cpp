@@ -9,11 +9,8 @@
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/common/output_file.h"
+#include "doctor_command.h"
 #include "report_command.h"
-
-#if DISSECT_HAVE_DOCTOR
-#include "dissect/doctor/doctor.h"
-#endif
 
 namespace {
 
@@ -26,9 +23,7 @@ void print_usage(std::FILE* out) {
                "and plots (--output-dir DIR, --quick)\n"
                "  fit-clock            T(f) = C/f + B per case across result files taken at "
                "different locked SM clocks (Table 6)\n"
-#if DISSECT_HAVE_DOCTOR
                "  doctor               check this machine for GPU-initiated RDMA (--provider ...)\n"
-#endif
                );
   for (const auto& e : dissect::bench::experiments()) {
     std::fprintf(out, "  %-20s %s\n", e.name, e.summary);
@@ -86,9 +81,7 @@ int main(int argc, char** argv) {
       for (const auto& e : dissect::bench::experiments()) std::printf("%s\n", e.name);
       return 0;
     }
-#if DISSECT_HAVE_DOCTOR
-    if (command == "doctor") return dissect::doctor::doctor_main(argc - 1, argv + 1);
-#endif
+    if (command == "doctor") return dissect::bench::doctor_main(argc - 1, argv + 1);
     if (command == "report") return dissect::bench::report_main(argc - 1, argv + 1);
     if (command == "fit-clock") return dissect::bench::fit_clock_main(argc - 1, argv + 1);
     const auto* experiment = dissect::bench::find_experiment(command);

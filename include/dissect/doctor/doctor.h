@@ -97,8 +97,4 @@ std::vector<CheckResult> evaluate(const DoctorInputs& inputs);
 // Prints one line per check and a summary; returns the exit code described above.
 int run_doctor(const DoctorInputs& inputs, std::ostream& out);
 
-// `dissect doctor [--provider softnic|mlx5|ibverbs] [--sysfs-root DIR] [--proc-root DIR]
-// [--dev-root DIR] [--no-cuda]`; the lead wires it as the CLI subcommand.
-int doctor_main(int argc, char** argv);
-
 }  // namespace dissect::doctor

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Enumerated flags are validated by name, for every experiment of the registry (`dissect list`)
-# and for `dissect report`: each flag whose --help shows {a|b|...} is given a value outside that
+# and for `dissect report` and `dissect doctor`: each flag whose --help shows {a|b|...} is given a value outside that
 # set, and the run must exit 2 with one line naming the flag and every allowed value.
 # usage: enum_flags_test.sh path/to/dissect
 set -u
@@ -10,13 +10,13 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 commands=$("$dissect" list) || { echo "FAIL: dissect list"; exit 1; }
 [ -n "$commands" ] || { echo "FAIL: dissect list is empty"; exit 1; }
-for command in $commands report; do
+for command in $commands report doctor; do
   help=$("$dissect" "$command" --help) || { fail "$command --help exits non-zero"; continue; }
   # "  --handoff {baseline|tuned}=tuned" and "  --probe-ring {shared|private},...=shared,private"
   flags=$(grep -oE -- '--[a-z0-9-]+ \{[^}]+\}' <<<"$help" | sort -u)
   [[ "$flags" == *"--provider {"* ]] || fail "$command: --provider is not listed with its allowed values"
   # The README's claim: every experiment takes these.
-  if [ "$command" != report ]; then
+  if [ "$command" != report ] && [ "$command" != doctor ]; then
     for common in --runs --quick --output --csv --raw --progress --quiet; do
       grep -qE -- "^ +$common( |$)" <<<"$help" || fail "$command --help does not list $common"
     done
@@ -35,6 +35,12 @@ for command in $commands report; do
     done
   done <<<"$flags"
 done
+
+# fit-clock: the same parser, its result files as positionals.
+help=$("$dissect" fit-clock --help) || fail "fit-clock --help exits non-zero"
+[[ "$help" == *"RESULTS.json"* ]] || fail "fit-clock --help does not name its result files: $help"
+"$dissect" fit-clock --bogus a.json b.json >/dev/null 2>&1; status=$?
+[ "$status" -eq 2 ] || fail "fit-clock --bogus: exit $status, expected 2"
 
 # The flags the issue named, where this build has them.
 for pair in "proxy-load --probe-ring" "proxy-load --handoff" "goodput --handoff" "proxy-rate --handoff" \

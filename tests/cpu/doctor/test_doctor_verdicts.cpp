@@ -175,10 +175,5 @@ TEST(DoctorVerdicts, OneLinePerCheckInOrder) {
   }
 }
 
-TEST(DoctorVerdicts, MainRejectsUnknownProvider) {
-  const char* argv[] = {"dissect-doctor", "--provider", "bogus"};
-  EXPECT_EQ(doctor_main(3, const_cast<char**>(argv)), 2);
-}
-
 }  // namespace
 }  // namespace dissect::doctor

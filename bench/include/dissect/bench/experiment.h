@@ -51,6 +51,8 @@ class Arguments {
   std::vector<uint64_t> integers(const std::string& name, const std::vector<uint64_t>& fallback,
                                  uint64_t min, uint64_t max, const std::string& about) const;
   bool flag(const std::string& name, const std::string& about) const;  // present without a value
+  // Every word that is not a flag, in order (`name` is how --help shows them: "RESULTS.json").
+  std::vector<std::string> positionals(const std::string& name, const std::string& about) const;
   // An enumerated value: one of `allowed`, by name; anything else throws naming the flag and the
   // allowed values. --help shows them as {a|b|c}.
   std::string choice(const std::string& name, const std::string& fallback,
