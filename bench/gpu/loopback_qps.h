@@ -18,7 +18,7 @@
 #include "dissect/nic/handles.h"
 #include "dissect/nic/nic.h"
 #include "dissect/softnic/gpu_engine.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 namespace dissect::bench::gpu {
 
@@ -59,7 +59,7 @@ class LoopbackQps {
   softnic::GpuSoftNic& nic() { return *nic_; }
   // Device memory the experiment needs beside the queues, allocated before start().
   void* scratch(size_t bytes);
-  // Gives every QP a telemetry slot sampling 1 WQE in `n` (telemetry/counters.h: a counter block
+  // Gives every QP a telemetry slot sampling 1 WQE in `n` (nic/qp_counters.h: a counter block
   // and post stamps in GPU memory, as GpuQpSlot hands a kernel), before start(). Returns the
   // blocks, one per QP, to read back after the run.
   std::vector<const telemetry::QpCounters*> attach_telemetry(uint64_t n);

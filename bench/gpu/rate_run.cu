@@ -9,7 +9,7 @@
 #include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 #include "harness.cuh"
 #include "nic_ceiling.h"
 #include "peer_rate.h"

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <iterator>
 
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 #include "harness.cuh"
 #include "telemetry_rate.h"
 

@@ -4,7 +4,7 @@
 // builds differing in code layout differ by more than the effect (the RCCL page's advice).
 #include <benchmark/benchmark.h>
 
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 namespace dissect::telemetry {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "dissect/softnic/softnic.h"
-#include "dissect/telemetry/hw_counters.h"
+#include "dissect/nic/hw_counters.h"
 
 namespace dissect::softnic {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "dissect/softnic/softnic.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 #include "doorbell_forwarder.h"
 #include "queue_memory.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "dissect/telemetry/config.h"
-#include "dissect/telemetry/hw_counters.h"
+#include "dissect/nic/hw_counters.h"
 #include "dissect/telemetry/registry.h"
 #include "dissect/telemetry/session.h"
 

@@ -26,7 +26,7 @@
 #include "dissect/gda/sharing.h"
 #include "dissect/mlx5/wqe.h"
 #include "dissect/nic/handles.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 namespace dissect::gda {
 

@@ -13,7 +13,7 @@
 #include "dissect/mlx5/ring.h"
 
 namespace dissect::telemetry {
-struct QpCounters;  // per-QP telemetry slot (telemetry/counters.h); null when telemetry is off
+struct QpCounters;  // per-QP telemetry slot (nic/qp_counters.h); null when telemetry is off
 }
 
 namespace dissect::nic {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 namespace dissect::telemetry {
 

@@ -25,7 +25,7 @@
 #include <string>
 
 #include "dissect/nic/nic.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 namespace dissect::telemetry {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 namespace dissect::telemetry {
 

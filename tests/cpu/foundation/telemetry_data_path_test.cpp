@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "dissect/gda/gda.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 #include "support/loopback.h"
 
 namespace gda = dissect::gda;

@@ -7,9 +7,9 @@ tree=$(mktemp -d); trap 'rm -rf "$tree"' EXIT
 failures=0
 mkdir -p "$tree/include/dissect/common" "$tree/include/dissect/gda" "$tree/src/softnic"
 echo '#include "dissect/common/atomic.h"' > "$tree/include/dissect/gda/ok.h"
-for allowed in include/dissect/gda/telemetry_hooks.h src/softnic/queue_pair.h src/softnic/queue_pair.cpp \
-               src/softnic/softnic.cpp src/softnic/model_counter_source.h src/softnic/gpu_engine.cu; do
-  echo '#include "dissect/telemetry/counters.h"' > "$tree/$allowed"
+# The edges check_layers.py still allows (its ALLOWED), so that the clean tree passes.
+for allowed in src/softnic/queue_pair.cpp src/softnic/softnic.cpp src/softnic/gpu_engine.cu; do
+  echo '#include "dissect/telemetry/session.h"' > "$tree/$allowed"
 done
 python3 "$check" "$tree" > /dev/null || { echo "FAIL: a clean tree was refused"; failures=$((failures + 1)); }
 

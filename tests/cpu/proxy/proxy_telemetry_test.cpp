@@ -8,7 +8,7 @@
 
 #include "dissect/gda/telemetry_hooks.h"
 #include "dissect/proxy/handoff.h"
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 #include "dissect/telemetry/session.h"
 #include "json_schema.h"
 #include "proxy_rig.h"

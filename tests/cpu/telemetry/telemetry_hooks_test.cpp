@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 #include "dissect/telemetry/registry.h"
 
 namespace dissect::telemetry {

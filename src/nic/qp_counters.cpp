@@ -1,4 +1,4 @@
-#include "dissect/telemetry/counters.h"
+#include "dissect/nic/qp_counters.h"
 
 #include <cstring>
 #include <iterator>

@@ -1,4 +1,7 @@
-// Per-QP telemetry counter block and the data-path hooks that update it.
+// Per-QP telemetry counter block and the data-path hooks that update it. It sits in the nic
+// layer (DESIGN.md: "the per-QP telemetry counter block and its hooks live here too"), under the
+// submit path that updates it and the NIC models that own it; telemetry's session, registry and
+// JSON are above and only read it. Its names stay in dissect::telemetry, the vocabulary.
 //
 // Contract
 // - Who calls: the transports. softnic and mini-proxy workers call the hooks from host threads on a
