@@ -576,6 +576,30 @@ TEST(EngineWindow, LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow) {
   EXPECT_EQ(0, std::memcmp(reference->destination_bytes(), windowed->destination_bytes(), 256));
 }
 
+// A producer writing one word again and again (a flag, a counter): twelve 8 B inline WRITEs to
+// the same bytes under one doorbell are one window, not twelve, and the last one's bytes remain.
+TEST(EngineWindow, WritesToTheSameBytesShareOneWindowInOrder) {
+  auto windowed = std::make_unique<Synthetic>(64, 64, 0);
+  constexpr uint32_t kWrites = 12;
+  for (uint32_t k = 0; k < kWrites; ++k) {
+    Op write;
+    write.kind = Kind::inline_write;
+    write.length = 8;
+    write.payload.assign(8, static_cast<uint8_t>(0x10 + k));
+    write.signaled = k + 1 == kWrites;
+    build(*windowed, write);
+  }
+  windowed->ring_doorbell(windowed->producer);
+  softnic::Window window{};
+  const softnic::Served one = softnic::serve_window<dissect::Scope::system, dissect::Scope::system>(
+      softnic::HostLanes{}, window, windowed->qp(), windowed->tables, &window.cache[0]);
+  EXPECT_EQ(one.executed, kWrites) << "one window per overwriting WQE";
+  EXPECT_EQ(one.syndrome, 0);
+  const std::vector<uint8_t> last(8, 0x10 + kWrites - 1);
+  EXPECT_EQ(0, std::memcmp(windowed->destination_bytes(), last.data(), 8)) << "a later WRITE landed first";
+  EXPECT_EQ(windowed->qp().counters.wqes_executed, kWrites);
+}
+
 // A doorbell that announces only the first WQEBB of a 3-WQEBB WQE: one at a time, that WQE
 // executes and the engine then waits for the next doorbell (sq_consumer > sq_target). The next
 // WQE, built but never announced, must not execute (serve_window once read the whole ring as
