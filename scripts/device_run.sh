@@ -5,11 +5,12 @@
 #
 #   OUT=/some/dir scripts/device_run.sh                 # one GPU: all stages
 #   STAGES="tests experiments2" OUT=... scripts/device_run.sh   # two GPUs: the two-GPU layout
-#   QUICK=1 ...: ctest stops at the first failure, smaller sanitizer subset, host engine latency only
+#   QUICK=1 ...: --quick experiments, smaller sanitizer subset
 #
 # Stages: build (always), tests, sanitize (memcheck + racecheck; memcheck of the fuzz replay on a
 # subset), fuzz (10^6 fuzzed WQEs through the GPU execute path: fuzz_gpu.log), experiments (one
-# GPU: gpu-kernel/gpu and host-thread/host engines), experiments2 (two-gpus layout; needs 2
+# GPU: gpu-floor, gpu-latency, gpu-ordering, gpu-inline-sweep through `dissect`, gpu-kernel/gpu and
+# host-thread/host engines), experiments2 (two-gpus layout; needs 2
 # GPUs), ipc (two-processes layout, launched by environment variables and by mpirun; needs 2
 # GPUs), rate (gpu-rate --sweep, the cpu-assisted doorbell, gpu-inline-rate,
 # gpu-completion-scope, gpu-inline-sweep), peers (GDAKI / NVSHMEM adapter tests, gpu-latency
@@ -61,7 +62,9 @@ cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDISSECT_WI
   -DDISSECT_CUDA_ARCHS=90 -DDISSECT_WITH_MLX5=OFF -DDISSECT_WITH_MPI=OFF $PREFIX | tail -12 || exit 1
 cmake --build "$BUILD" -j "$JOBS" || exit 1
 TEST=$(find "$BUILD" -name gda_gpu_test -type f -perm -u+x | head -1)
-EXP=$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)
+D=$BUILD/dissect
+# One GPU experiment through `dissect`, its results document in $OUT/exp_NAME.json (merged below).
+run_gpu() { local name=$1; shift; timeout ${EXP_TIMEOUT:-300} "$D" "$@" --output "$OUT/exp_$name.json"; echo "--- $name rc=$?"; }
 FUZZ=$BUILD/tests/gpu/softnic/nic_model_fuzz_gpu
 
 if has tests; then
@@ -107,21 +110,20 @@ if has fuzz; then
 fi
 
 if has experiments; then
+  # §4.1 on one GPU: the floor, the single operation, Table 4's orderings and the inline sweep on
+  # the GPU engine with GPU queues; the single operation on the host engine and with host queues.
   stage "experiments: one GPU"
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement gpu --layout one-gpu --out "$OUT/exp_gpu_kernel_gpu.json"
-  echo "rc=$?"
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine host-thread --placement host --layout one-gpu ${QUICK:+--only latency} --out "$OUT/exp_host_thread_host.json"
-  echo "rc=$?"
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement host --layout one-gpu --only latency --out "$OUT/exp_gpu_kernel_host.json"
-  echo "rc=$?"
+  for e in gpu-floor gpu-latency gpu-ordering gpu-inline-sweep; do
+    run_gpu "${e}_gpu_kernel_gpu" $e --engine gpu-kernel --placement gpu --layout one-gpu ${QUICK:+--quick}
+  done
+  run_gpu gpu-latency_host_thread_host gpu-latency --engine host-thread --placement host --layout one-gpu ${QUICK:+--quick}
+  run_gpu gpu-latency_gpu_kernel_host gpu-latency --engine gpu-kernel --placement host --layout one-gpu ${QUICK:+--quick}
 fi
 
 if has experiments2; then
   stage "experiments: two GPUs"
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement gpu --layout two-gpus --only latency --out "$OUT/exp_two_gpus.json"
-  echo "rc=$?"
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --engine gpu-kernel --placement gpu --layout two-gpus --only floor --out "$OUT/exp_two_gpus_floor.json"
-  echo "rc=$?"
+  run_gpu gpu-latency_two_gpus gpu-latency --engine gpu-kernel --placement gpu --layout two-gpus
+  run_gpu gpu-floor_two_gpus gpu-floor --engine gpu-kernel --placement gpu --layout two-gpus
 fi
 
 if has ipc; then
@@ -140,11 +142,8 @@ if has proxy; then
   # mini-proxy with GPU producers (softnic host-thread engine): the GPU tests, then the Table 3
   # proxy rows with the 16 B store reference, as JSON for the merge and as a report of its own.
   stage "proxy: GPU producers"
-  cmake --build "$BUILD" -j "$JOBS" --target proxy_gpu_test dissect_gpu_experiments_cli dissect || exit 1
+  cmake --build "$BUILD" -j "$JOBS" --target proxy_gpu_test dissect || exit 1
   (cd "$BUILD" && ctest -R '^proxy_gpu[.]' --output-on-failure --timeout 60) 2>&1 | tee "$OUT/ctest_proxy_gpu.log"
-  EXP=${EXP:-$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)}
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --only proxy-latency ${QUICK:+--iterations 300} --out "$OUT/exp_proxy_latency.json"
-  echo "rc=$?"
   timeout ${EXP_TIMEOUT:-300} "$BUILD/dissect" gpu-proxy-latency ${QUICK:+--quick} --output "$OUT/proxy_results.json"
   echo "rc=$?"
   timeout ${EXP_TIMEOUT:-300} "$BUILD/dissect" proxy-latency --quick --output "$OUT/proxy_cpu_results.json"
@@ -157,12 +156,10 @@ if has telemetry; then
   # GPU-submitted traffic: the counters test (its telemetry file kept under $OUT/telemetry), then
   # the rate with telemetry off and at N = 1, 4, 16, 64 in one run (N = 16 must be within 5 % of off).
   stage "telemetry: GPU path"
-  cmake --build "$BUILD" -j "$JOBS" --target telemetry_gpu_test dissect_gpu_experiments_cli || exit 1
+  cmake --build "$BUILD" -j "$JOBS" --target telemetry_gpu_test dissect || exit 1
   mkdir -p "$OUT/telemetry"
   (cd "$BUILD" && DISSECT_TELEMETRY_OUTPUT_DIR="$OUT/telemetry" ctest -R '^telemetry_gpu[.]' --output-on-failure --timeout 120) 2>&1 | tee "$OUT/ctest_telemetry_gpu.log"
-  EXP=${EXP:-$(find "$BUILD" -name dissect_gpu_experiments -type f -perm -u+x | head -1)}
-  timeout ${EXP_TIMEOUT:-300} "$EXP" --only telemetry-rate --runs ${TELEMETRY_RUNS:-5} ${QUICK:+--iterations 300} --out "$OUT/exp_telemetry_rate.json" | tee "$OUT/telemetry_rate.log"
-  echo "rc=${PIPESTATUS[0]}"
+  run_gpu gpu-telemetry-rate gpu-telemetry-rate --runs ${TELEMETRY_RUNS:-5} ${QUICK:+--quick} | tee "$OUT/telemetry_rate.log"
 fi
 
 if has rate; then
@@ -244,11 +241,11 @@ out = sys.argv[1]
 merged = []
 for f in sorted(glob.glob(os.path.join(out, "exp_*.json"))):
     try:
-        merged += json.load(open(f))
+        merged += json.load(open(f))["results"]  # a `dissect --output` results document
     except Exception as e:
         print("could not read", f, e)
 if merged:
-    json.dump(merged, open(os.path.join(out, "gpu_experiments.json"), "w"), indent=1)
+    json.dump({"results": merged}, open(os.path.join(out, "gpu_experiments.json"), "w"), indent=1)
     for f in glob.glob(os.path.join(out, "exp_*.json")):
         os.remove(f)
     print("merged", len(merged), "results")

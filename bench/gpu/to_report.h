@@ -1,7 +1,7 @@
 // The GPU runners' results and progress in the suite's terms (bench/framework): each run of a
 // GpuMetric as a Summary (with every sample under --raw), and GpuProgress bound to a progress
-// line. Host-only; in the CLI's experiments library, not in dissect_gpu_experiments (the
-// standalone GPU CLI and the GPU tests have no framework).
+// line. Host-only; in the CLI's experiments library, not in dissect_gpu_experiments (the GPU
+// tests link that without the framework).
 #pragma once
 
 #include <cstdint>

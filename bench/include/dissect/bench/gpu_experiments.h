@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -99,8 +98,6 @@ std::vector<GpuExperimentResult> run_inline_sweep(const GpuExperimentConfig& con
 // The bare mechanism: a 64 B store, one GPU-scope fence, an 8 B doorbell store (and controls).
 std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& config);
 
-// All four, in that order.
-std::vector<GpuExperimentResult> run_all_gpu_experiments(const GpuExperimentConfig& config);
 
 // --raw: the harness keeps every run's samples in GpuMetric::samples_ns (process-wide, as the CPU
 // experiments' set_keep_raw_samples; off by default: a run can hold millions of samples).
@@ -110,8 +107,6 @@ bool keep_gpu_samples();
 // CUDA's name of `device` ("NVIDIA H200"), or "" when CUDA cannot say.
 std::string gpu_device_name(int device);
 
-// JSON array of results, with per-metric summary (median of the per-run p50s, min and max).
-void write_gpu_results_json(std::ostream& out, const std::vector<GpuExperimentResult>& results);
 // Median of the per-run p50s.
 double summary_p50(const GpuMetric& metric);
 
