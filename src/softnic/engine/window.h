@@ -504,8 +504,8 @@ DISSECT_HD inline void perform_in_order(const Lanes& lanes, const Window& w, con
   }
 }
 
-// Phases 4-7 of a window whose first `n` WQEs write pairwise disjoint bytes: execute, complete,
-// retire. The host engine executes the whole window: the disjoint prefix, then, when a WQE
+// Phases 3b-7 of a window: how many of its WQEs write pairwise disjoint bytes (n), then execute,
+// complete, retire. The host engine executes the whole window: the disjoint prefix, then, when a WQE
 // overwrites an earlier one's bytes (n < w.count), the rest one at a time in WQE order
 // (perform_in_order) instead of ending the window there. Before, a producer writing one word
 // again and again (a flag, a counter, gpu-load's mini-proxy producers) got one WQE per window,
@@ -513,9 +513,9 @@ DISSECT_HD inline void perform_in_order(const Lanes& lanes, const Window& w, con
 // engine still ends the window at WQE n (lanes.h, IN_ORDER_TAIL): inlined, the tail grew its code
 // by 6 %; out of line, the call made its loop spill (ptxas: 255 registers, 36 B of spills).
 template <Scope Completion, typename Lanes>
-DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext& qp, QpContext& v,
-                                       uint32_t n) {
-  DISSECT_PHASE_START;
+DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext& qp, QpContext& v) {
+  DISSECT_PHASE_START;  // phase 4 counts the disjointness check, as it did inside serve_window
+  const uint32_t n = disjoint_prefix(lanes, w, w.count);
   const uint32_t count = Lanes::IN_ORDER_TAIL ? w.count : n;  // lanes.h: where the window ends
   const uint32_t failures = lanes.ballot(count, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
   const uint32_t moved = failures ? lowest_set_bit(failures) : count;
@@ -622,8 +622,7 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     });
   }
   DISSECT_PHASE(3);
-  const uint32_t n = disjoint_prefix(lanes, w, w.count);
-  return finish_window<Completion>(lanes, w, qp, v, n);
+  return finish_window<Completion>(lanes, w, qp, v);
 }
 
 }  // namespace dissect::softnic
