@@ -49,29 +49,13 @@ uint8_t pattern(uint64_t seed, uint64_t i) {
   return static_cast<uint8_t>(x ^ (x >> 8));
 }
 
-proxy::ProxyConfig config_of(const ProxyGoodputConfig& c) {
-  proxy::ProxyConfig p;
-  p.workers = c.workers;
-  p.rings = c.workers;
-  p.batch = c.batch;
-  p.ring_entries = c.ring_entries;
-  p.handoff = proxy::Handoff::tuned;
-  return p;
-}
-
-softnic::SoftNicOptions nic_of(const ProxyGoodputConfig& c) {
-  softnic::SoftNicOptions o;
-  o.engine_threads = c.workers;  // one engine thread per worker's QP
-  o.profile = softnic::timing_profile(c.nic_profile);
-  return o;
-}
-
 }  // namespace
 
 ProxyGoodputRun run_proxy_goodput(const ProxyGoodputConfig& c, uint64_t size, uint32_t run) {
   const uint64_t stride = (size + 4095) / 4096 * 4096;
-  proxy::cuda::GpuProxyRig rig(config_of(c), stride * c.workers, proxy::cuda::CounterPlacement::host, c.device,
-                               nic_of(c));
+  proxy::cuda::GpuProxyRig rig(proxy::cuda::tuned_gpu_proxy(c.workers, c.workers, c.batch, c.ring_entries),
+                               stride * c.workers, proxy::cuda::CounterPlacement::host, c.device,
+                               proxy::cuda::engine_per_worker(c.workers, c.nic_profile));
   for (uint32_t p = 0; p < c.workers; ++p) {
     for (uint64_t i = 0; i < size; ++i) rig.a.host[p * stride + i] = pattern((size * 64 + run) * 64 + p, i);
   }

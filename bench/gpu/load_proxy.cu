@@ -32,23 +32,6 @@ struct DeviceScratch {
   }
 };
 
-proxy::ProxyConfig proxy_config(const LoadConfig& c, const QueueLayout& l) {
-  proxy::ProxyConfig config;
-  config.workers = c.workers;
-  config.rings = l.queues();
-  config.batch = c.proxy_batch;
-  config.ring_entries = c.ring_entries;
-  config.handoff = proxy::Handoff::tuned;
-  return config;
-}
-
-softnic::SoftNicOptions engine_options(const LoadConfig& c) {
-  softnic::SoftNicOptions o;
-  o.engine_threads = c.workers;  // one engine thread per worker's QP: the model keeps up with T
-  o.profile = softnic::timing_profile(c.nic_profile);
-  return o;
-}
-
 template <typename T>
 std::vector<T> read_back(const T* device, size_t n, cudaStream_t stream) {
   std::vector<T> out(n);
@@ -73,8 +56,9 @@ bool payload_valid(const proxy::cuda::GpuProxyRig& rig, const QueueLayout& l,
 LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   const uint32_t producers = 2 * l.producers;
   const size_t words = PROXY_LOAD_BACKGROUND + size_t{std::max(1u, producers)} * 8;
-  proxy::cuda::GpuProxyRig rig(proxy_config(c, l), words * 8, proxy::cuda::CounterPlacement::host, c.device,
-                               engine_options(c));
+  proxy::cuda::GpuProxyRig rig(proxy::cuda::tuned_gpu_proxy(c.workers, l.queues(), c.proxy_batch, c.ring_entries),
+                               words * 8, proxy::cuda::CounterPlacement::host, c.device,
+                               proxy::cuda::engine_per_worker(c.workers, c.nic_profile));
   DeviceScratch scratch;
   ProxyLoadArgs args{};
   const std::vector<proxy::RingHandle> rings = rig.producer_rings();

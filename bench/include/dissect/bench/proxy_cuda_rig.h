@@ -120,6 +120,25 @@ struct MappedBuffer {
   MappedBuffer& operator=(const MappedBuffer&) = delete;
 };
 
+// The proxy gpu-load and gpu-goodput drive: T workers over `rings` rings, B per post, the tuned
+// handoff; and the host engine that executes for it, one thread per worker QP so that the model
+// keeps up with T, on the named timing profile.
+inline ProxyConfig tuned_gpu_proxy(uint32_t workers, uint32_t rings, uint32_t batch, uint32_t ring_entries) {
+  ProxyConfig config;
+  config.workers = workers;
+  config.rings = rings;
+  config.batch = batch;
+  config.ring_entries = ring_entries;
+  config.handoff = Handoff::tuned;
+  return config;
+}
+inline softnic::SoftNicOptions engine_per_worker(uint32_t workers, const std::string& nic_profile) {
+  softnic::SoftNicOptions o;
+  o.engine_threads = workers;
+  o.profile = softnic::timing_profile(nic_profile);
+  return o;
+}
+
 struct GpuProxyRig {
   // `config.memory` and the completion counters are set here; pinning follows config (with
   // numa_node defaulting to the GPU's node). `nic` sets the host engine's threads and timing
