@@ -17,7 +17,8 @@
 # --path), proxy (mini-proxy GPU producer tests + gpu-proxy-latency + its report; alone:
 # STAGES="proxy"), telemetry (GPU-path counters test + message rate with telemetry off and on in
 # one run; alone: STAGES="telemetry"), moe (dissect moe, both transports and profiles), kcost
-# (gpu-kernel-cost, Figure 9), load (gpu-load, gpu-goodput: Figures 6 and 8), report (dissect report --quick into $OUT/report).
+# (gpu-kernel-cost, Figure 9), load (gpu-load, gpu-goodput: Figures 6 and 8), rate7 (gpu-proxy-rate:
+# Figure 7), report (dissect report --quick into $OUT/report).
 # Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
 # carried in build-deps/googletest (built into /tmp/gtest).
 set -uo pipefail
@@ -225,6 +226,18 @@ if has load; then
     run_load gpu_goodput_$p gpu-goodput --nic-profile $p ${QUICK:+--quick}
   done
   run_load gpu_load_reserved_paced gpu-load --probe reserved --background 64 --pace-mops 30 ${QUICK:+--quick}
+fi
+
+if has rate7; then
+  # Figure 7 with GPU producers: rate against workers at B = 1 and 16 over 32 rings, the T = 1
+  # batch sweep, fast profile (and cx7-ib with RATE7_PROFILES).
+  stage "rate7: gpu-proxy-rate"
+  (cd "$BUILD" && ctest -R '^gpu_load_test.proxy_rate' --output-on-failure --timeout 300) 2>&1 | tee "$OUT/ctest_rate7.log"
+  for p in ${RATE7_PROFILES:-fast}; do
+    timeout ${EXP_TIMEOUT:-240} "$BUILD/dissect" gpu-proxy-rate --nic-profile $p ${QUICK:+--quick} \
+      --output "$OUT/gpu_proxy_rate_$p.json" > "$OUT/gpu_proxy_rate_$p.txt" 2>&1
+    echo "--- gpu_proxy_rate_$p rc=$?"; cat "$OUT/gpu_proxy_rate_$p.txt"
+  done
 fi
 
 if has report; then

@@ -29,6 +29,7 @@
 #include "dissect/softnic/gpu_engine.h"
 #include "load.h"
 #include "nic_ceiling.h"
+#include "proxy_bound.h"
 #include "../cpu/host_ceiling.h"
 
 namespace dissect::bench {
@@ -95,26 +96,6 @@ std::string gda_bottleneck(double carried, double ceiling, const softnic::Timing
   return "NIC model (background >= 80 % of its ceiling)";
 }
 
-// mini-proxy: read from what the workers did. Chains near B mean the rings held a backlog (not
-// the producers); workers that then found work in few of their passes were waiting for send-queue
-// room, i.e. for the model's completions (measured on the H200 at 16 CTAs per endpoint: chains of
-// 12, 0.2 % of passes busy). Workers busy in most passes are the bound themselves.
-std::string proxy_bottleneck(const LoadConfig& c, double carried, double ceiling, double chain,
-                             double busy_percent, const softnic::TimingProfile& profile) {
-  if (profile.enabled && profile.message_rate_mps > 0 && carried >= 0.8 * profile.message_rate_mps) {
-    return "the " + std::string(softnic::profile_name(profile)) + " profile's message-rate cap";
-  }
-  if (carried >= 0.8 * ceiling) return "NIC model: the softnic host engine (background >= 80 % of its ceiling)";
-  if (busy_percent >= 80) return "proxy workers (busy in " + number(busy_percent) + " % of their passes)";
-  if (chain >= 0.5 * c.proxy_batch) {
-    return "NIC model: the softnic host engine (chains of " + number(chain) + " of B = " +
-           std::to_string(c.proxy_batch) + ", workers busy in only " + number(busy_percent) +
-           " % of their passes: they waited for send-queue room)";
-  }
-  return "GPU producers (chains of " + number(chain) + ", workers busy in " + number(busy_percent) +
-         " % of their passes: they waited for descriptors)";
-}
-
 // What bounded the background: the model (its rate at 80 % of the model's ceiling) or not.
 void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l, const Metric& carried,
                     const Metric& chain, const Metric& busy, Result& r) {
@@ -133,7 +114,7 @@ void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& 
   if (profile.enabled && profile.message_rate_mps > 0) {
     r.metrics.push_back(Metric{"profile rate cap", "Mmsg/s", {summarize({profile.message_rate_mps})}});
   }
-  r.knobs.push_back({"bottleneck", proxy_bottleneck(c, carried.p50(), ceiling, chain.p50(), busy.p50(), profile)});
+  r.knobs.push_back({"bottleneck", gpu::proxy_bottleneck(carried.p50(), ceiling, chain.p50(), busy.p50(), c.proxy_batch, profile)});
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling); below 80 % of it the "
                                      "bottleneck is read from the workers' chains and busy passes"});

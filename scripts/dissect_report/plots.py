@@ -128,7 +128,8 @@ def gpu_load(rows, paper, out_dir, notes):
 # --- Figure 7 -----------------------------------------------------------------------------
 
 def proxy_rate(rows, paper, out_dir, notes):
-    plt = _pyplot(notes, "proxy-rate")
+    name = rows[0]["experiment"] if rows else "proxy-rate"  # proxy-rate (host producers) or gpu-proxy-rate
+    plt = _pyplot(notes, name)
     if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7, 3.8))
@@ -154,7 +155,8 @@ def proxy_rate(rows, paper, out_dir, notes):
     ax.set_xlabel("CPU workers (T)")
     ax.set_ylabel("8 B message rate (Mmsg/s)")
     ax.legend(fontsize=6)
-    return _finish(plt, fig, rows, out_dir, "proxy-rate.png", "proxy-rate — rate against workers (cf. Figure 7)")
+    producers = "GPU producers" if name.startswith("gpu-") else "host producers"
+    return _finish(plt, fig, rows, out_dir, f"{name}.png", f"{name} — rate against workers, {producers} (cf. Figure 7)")
 
 
 # --- Figure 8 -----------------------------------------------------------------------------
@@ -259,7 +261,7 @@ def bars(experiment, rows, paper, out_dir, notes):
     return _finish(plt, fig, rows, out_dir, f"{experiment}.png", experiment)
 
 
-SPECIAL = {"proxy-load": proxy_load, "proxy-rate": proxy_rate, "goodput": goodput, "gpu-goodput": goodput,
+SPECIAL = {"proxy-load": proxy_load, "proxy-rate": proxy_rate, "gpu-proxy-rate": proxy_rate, "goodput": goodput, "gpu-goodput": goodput,
            "gpu-load": gpu_load, "gpu-inline-sweep": inline_sweep}
 
 

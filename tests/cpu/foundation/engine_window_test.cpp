@@ -576,6 +576,32 @@ TEST(EngineWindow, LaterSmallWriteOverwritesEarlierLargeWriteInOneWindow) {
   EXPECT_EQ(0, std::memcmp(reference->destination_bytes(), windowed->destination_bytes(), 256));
 }
 
+// Which copy a WRITE gets: small and inline payloads by their lane; a medium pointer payload (16 B
+// aligned ends, at most 2 KiB) by its lane only when the window holds more medium ones than its
+// length / 64 (the lanes' copies then finish in fewer memory round trips than one warp-wide copy
+// after another); the rest warp-wide.
+TEST(EngineWindow, MediumPayloadsGoToTheirLanesOnlyInNumbers) {
+  alignas(16) static uint8_t source[4096], destination[4096];
+  auto write = [](uint64_t length, uint32_t misalign) {
+    softnic::WindowWqe w{};
+    w.opcode = mlx5::MLX5_OPCODE_RDMA_WRITE;
+    w.plan.destination = destination + misalign;
+    w.plan.source = source;
+    w.plan.length = length;
+    return w;
+  };
+  EXPECT_TRUE(softnic::copied_by_lane(write(64, 0), 0)) << "small";
+  EXPECT_FALSE(softnic::medium_payload(write(64, 0))) << "small is not medium";
+  EXPECT_TRUE(softnic::medium_payload(write(512, 0)));
+  EXPECT_TRUE(softnic::copied_by_lane(write(512, 0), 32)) << "32 of 512 B: 8 round trips by lane, 32 warp-wide";
+  EXPECT_TRUE(softnic::copied_by_lane(write(512, 0), 9));
+  EXPECT_FALSE(softnic::copied_by_lane(write(512, 0), 8)) << "8 of 512 B: as many round trips either way";
+  EXPECT_FALSE(softnic::copied_by_lane(write(2048, 0), 32)) << "2 KiB: warp-wide is as fast";
+  EXPECT_FALSE(softnic::medium_payload(write(4096, 0))) << "large";
+  EXPECT_FALSE(softnic::medium_payload(write(512, 8))) << "an 8 B aligned destination";
+  EXPECT_TRUE(softnic::copied_by_lane(write(1000, 0), 32)) << "a tail after the 16 B words is the lane's too";
+}
+
 // A producer writing one word again and again (a flag, a counter): twelve 8 B inline WRITEs to
 // the same bytes under one doorbell are one window, not twelve, and the last one's bytes remain.
 TEST(EngineWindow, WritesToTheSameBytesShareOneWindowInOrder) {

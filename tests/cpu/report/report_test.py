@@ -220,6 +220,37 @@ class GpuProducerRules(unittest.TestCase):
         v = verdict_of(self.goodput_rows(512, "the softnic GPU engine's own payload rate"), self.GOODPUT)
         self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
 
+    CHAINING = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.proxy_chaining)
+    WORKERS = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.proxy_workers)
+
+    @staticmethod
+    def rate_row(experiment, workers, batch, rate, bottleneck="GPU producers (chains of 3.0)"):
+        row = synthetic(experiment, f"T={workers} B={batch}", {"workers (T)": str(workers), "batch (B)": str(batch),
+                        "rings (R)": "32"}, [("message rate", "Mmsg/s", rate)], bottleneck)
+        row["environment"] = {"host cores": "16", "worker0.scaling_governor": "performance"}
+        return row
+
+    def test_figure7_reads_gpu_producers_before_host_producers(self):
+        rows = [self.rate_row("proxy-rate", 1, 1, 1.0), self.rate_row("proxy-rate", 1, 16, 1.1),
+                self.rate_row("gpu-proxy-rate", 1, 1, 2.0), self.rate_row("gpu-proxy-rate", 1, 16, 11.0)]
+        v = verdict_of(rows, self.CHAINING)
+        self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
+        self.assertIn("GPU producers", v.ours)
+        self.assertIn("5.50×", v.ours)
+
+    def test_figure7_chaining_bound_by_the_model_is_not_measurable(self):
+        rows = [self.rate_row("gpu-proxy-rate", 1, 1, 2.0),
+                self.rate_row("gpu-proxy-rate", 1, 16, 11.0, "NIC model: the softnic host engine (rate >= 80 %)")]
+        self.assertEqual(verdict_of(rows, self.CHAINING).verdict, fidelity.NOT_MEASURABLE)
+
+    def test_figure7_workers_name_the_top_point_beside_the_paper(self):
+        rows = [self.rate_row("gpu-proxy-rate", t, b, t * (5.0 if b == 16 else 1.0)) for t in (1, 8) for b in (1, 16)]
+        rows.append(self.rate_row("gpu-proxy-rate", 1, 4, 3.0))  # a batch-sweep point alone: not a series
+        v = verdict_of(rows, self.WORKERS)
+        self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
+        self.assertIn("T = 8, B = 16: 40.000 Mmsg/s on 16 host cores", v.ours)
+        self.assertNotIn("B = 4:", v.ours)
+
 
 if __name__ == "__main__":
     if PART == "schema" and jsonschema is None:

@@ -4,6 +4,9 @@
   load_paced  both paths, reserved probe, 2 background CTAs paced to 1 Mmsg/s: the carried rate
               stays near the target
   goodput     both paths at 8 B and 4 KiB: goodput rows with the reference and the 90 % point
+  proxy_rate  gpu-proxy-rate at T = 1, 2 and B = 1, 4 on 4 rings, with a batch sweep point: every
+              destination word checked, chains within 1..B (exactly 1 at B = 1), the ceiling and
+              the bottleneck on every row, each worker's clock state recorded
 
 Every row must validate its payload. Exit 77 (skipped) without a CUDA device."""
 import json
@@ -20,6 +23,8 @@ COMMANDS = {
     "load_paced": LOAD[:2] + ["2"] + LOAD[3:] + ["--probe", "reserved", "--pace-mops", "1"],
     "goodput": ["gpu-goodput", "--sizes", "8,4096", "--ctas", "2", "--workers", "2", "--runs", "1",
                 "--bytes", "1048576", "--max-messages", "16384"],
+    "proxy_rate": ["gpu-proxy-rate", "--workers", "1,2", "--batches", "1,4", "--batch-sweep", "2", "--rings", "4",
+                   "--messages", "65536", "--runs", "1"],
 }
 
 
@@ -75,6 +80,23 @@ if case.startswith("load"):
             failures.append(f"{r['label']}: paced to 1 Mmsg/s, carried {rate}")
     if {r["knobs"]["path"] for r in results} != {"mini-gda", "mini-proxy"}:
         failures.append("both paths expected")
+elif case == "proxy_rate":
+    labels = sorted(r["label"] for r in results)
+    if labels != sorted(["T=1 R=4 B=1", "T=2 R=4 B=1", "T=1 R=4 B=4", "T=2 R=4 B=4", "T=1 R=4 B=2"]):
+        failures.append(f"rows {labels}")
+    for r in results:
+        k, batch = r["knobs"], int(r["knobs"]["batch (B)"])
+        rate, chain = metric(r, "message rate"), metric(r, "descriptors per post")
+        if rate is None or not rate["p50"] > 0:
+            failures.append(f"{r['label']}: no message rate")
+        if chain is None or not 1 <= chain["p50"] <= batch or (batch == 1 and chain["p50"] != 1):
+            failures.append(f"{r['label']}: descriptors per post {chain and chain['p50']} outside 1..{batch}")
+        if metric(r, "model ceiling") is None or "bottleneck" not in k:
+            failures.append(f"{r['label']}: model ceiling or bottleneck missing")
+        env = dict(r["environment"]) if isinstance(r["environment"], list) else r["environment"]
+        workers = int(k["workers (T)"])
+        if any(f"worker{w}.scaling_governor" not in env for w in range(workers)) or "worker pinning" not in env:
+            failures.append(f"{r['label']}: a worker's clock state or the pinning is missing")
 else:
     if len(results) != 4:
         failures.append(f"{len(results)} rows, expected 4")
