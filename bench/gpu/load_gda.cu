@@ -14,14 +14,8 @@
 namespace dissect::bench::gpu {
 namespace {
 
-std::string status_text(uint32_t s) {
-  static const char* what[] = {"ok", "posting", "completion", "waiting for the reply (10 s)",
-                               "waiting for the request (10 s)"};
-  return s < 5 ? what[s] : "status " + std::to_string(s);
-}
-
 std::string describe_failure(const uint32_t failure[3]) {
-  return std::string("QP ") + std::to_string(failure[1]) + ": " + status_text(failure[0]) +
+  return std::string("QP ") + std::to_string(failure[1]) + ": " + probe_status_text(failure[0]) +
          " failed (SendQueueState::error " + std::to_string(failure[2]) + ")";
 }
 
@@ -38,13 +32,13 @@ Scratch prepare(LoopbackQps& q, const LoadConfig& c, const QueueLayout& l) {
   a.layout = l;
   a.batch = c.batch;
   a.pace_period_ns = pace_period_ns(c.pace_mmsgs, s.background_ctas, c.batch);
-  a.ramp_ns = l.producers ? c.ramp_ns : 0;
-  a.budget_ns = c.budget_ns;
-  a.warmup = c.warmup;
-  a.iterations = c.iterations;
-  a.round_trip = static_cast<unsigned long long*>(q.scratch(8 * size_t{c.iterations}));
-  a.window = static_cast<LoadWindow*>(q.scratch(sizeof(LoadWindow)));
-  a.stop = static_cast<uint32_t*>(q.scratch(8));
+  a.probe.ramp_ns = l.producers ? c.ramp_ns : 0;
+  a.probe.budget_ns = c.budget_ns;
+  a.probe.warmup = c.warmup;
+  a.probe.iterations = c.iterations;
+  a.probe.round_trip = static_cast<unsigned long long*>(q.scratch(8 * size_t{c.iterations}));
+  a.probe.window = static_cast<ProbeWindow*>(q.scratch(sizeof(ProbeWindow)));
+  a.probe.stop = static_cast<uint32_t*>(q.scratch(8));
   a.posted = static_cast<unsigned long long*>(q.scratch(8 * size_t{std::max(1u, s.background_ctas)}));
   a.failure = static_cast<uint32_t*>(q.scratch(16));
   return s;
@@ -99,19 +93,19 @@ LoadRun run_gda_load(const LoadConfig& c, const QueueLayout& l) {
   q.wait("gpu-load kernel (probe and background)", 60 + (c.ramp_ns + c.budget_ns) / 1e9);
 
   LoadRun run;
-  LoadWindow w{};
+  ProbeWindow w{};
   uint32_t failure[3] = {};
-  q.read(&w, s.args.window, 1);
+  q.read(&w, s.args.probe.window, 1);
   q.read(failure, s.args.failure, 3);
-  if (failure[0] != 0 || w.status != load_ok) {
+  if (failure[0] != 0 || w.status != probe_ok) {
     run.failure = failure[0] != 0 ? describe_failure(failure)
-                                  : "probe QP " + std::to_string(l.probe(0)) + ": " + status_text(w.status) +
+                                  : "probe QP " + std::to_string(l.probe(0)) + ": " + probe_status_text(w.status) +
                                         " failed after " + std::to_string(w.samples) + " round trips";
     return run;
   }
   std::vector<unsigned long long> cycles(w.samples);
   std::vector<unsigned long long> posted(std::max(1u, s.background_ctas));
-  q.read(cycles.data(), s.args.round_trip, w.samples);
+  q.read(cycles.data(), s.args.probe.round_trip, w.samples);
   q.read(posted.data(), s.args.posted, posted.size());
   run.sm_clock_mhz = clock_mhz(w.timer);
   for (unsigned long long cy : cycles) run.round_trip_us.push_back(cy / run.sm_clock_mhz);

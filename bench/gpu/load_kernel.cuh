@@ -10,6 +10,7 @@
 //                     reservation and one doorbell per post, the last WQE signalled), paced when
 //                     asked, until the pinger raises `stop`
 //
+// The probe's loop is probe_kernel.cuh's (both paths share it); this file holds its mini-gda side.
 // Queues are loopback QPs of one GPU softnic (loopback_qps.h), so a QP's destination buffer
 // stands for the other endpoint's memory: A's put lands in A's probe QP's buffer, which B polls.
 // A QP with one submitter is driven exclusively; one shared by several (CTAs on a pool, or the
@@ -23,36 +24,19 @@
 #include "dissect/gda/gda.h"
 #include "harness.cuh"
 #include "loopback_qps.h"
+#include "probe_kernel.cuh"
 
 namespace dissect::bench::gpu {
 
 inline constexpr uint32_t LOAD_SLOTS = 64;         // destination slots per background CTA
 inline constexpr uint32_t LOAD_LANDING_BYTES = 64;  // the probe's landing word, one line
-inline constexpr uint64_t LOAD_POLL_TIMEOUT_NS = 10'000'000'000ull;
-
-enum LoadStatus : uint32_t { load_ok = 0, load_post = 1, load_completion = 2, load_reply_timeout = 3,
-                             load_request_timeout = 4 };
-
-// What the pinger reports: the window it measured and the background carried over it.
-struct LoadWindow {
-  unsigned long long start_ns, end_ns;              // first and last recorded round trip
-  unsigned long long completed_start, completed_end;  // background messages posted by then
-  uint32_t samples;                                 // round trips recorded
-  uint32_t status;
-  Timer timer;                                      // the pinger's span on both clocks
-};
 
 struct LoadArgs {
   const LoopbackTarget* targets;  // one per QP of the layout
   QueueLayout layout;
   uint32_t batch;                 // WQEs per cooperative post (1..32)
   double pace_period_ns;          // between one warp's posts; 0: back to back
-  uint64_t ramp_ns;               // background alone before the first ping
-  uint64_t budget_ns;             // the probe stops after this (or `iterations`)
-  uint32_t warmup, iterations;
-  unsigned long long* round_trip;  // `iterations` cycles
-  LoadWindow* window;
-  uint32_t* stop;                  // raised by the pinger when it is done
+  ProbePlan probe;                 // its stop flag ends the background too
   unsigned long long* posted;      // per background CTA: messages posted so far
   uint32_t* failure;               // [status, qp, SendQueueState::error], first only
 };
@@ -75,7 +59,7 @@ __device__ inline void load_failure(const LoadArgs& a, uint32_t status, uint32_t
   }
 }
 
-__device__ inline bool stop_raised(const LoadArgs& a) { return load_acquire<Scope::gpu>(a.stop) != 0; }
+__device__ inline bool stop_raised(const LoadArgs& a) { return probe_stopped(a.probe.stop); }
 
 // Background messages posted so far, every CTA's count. Posted rather than completed: a QP's
 // cons_idx advances only when someone polls its CQ (a submitter polls when its ring is full), so
@@ -126,79 +110,30 @@ __device__ inline void background_warp(const LoadArgs& a, uint32_t b) {
     s = shared ? gda::quiet<LoadPolicy, gda::Sharing::shared>(t.qp)
                : gda::quiet<LoadPolicy, gda::Sharing::exclusive>(t.qp);
   }
-  if (s != gda::Status::ok) load_failure(a, s == gda::Status::timeout ? load_completion : load_post, q);
+  if (s != gda::Status::ok) load_failure(a, s == gda::Status::timeout ? probe_completion : probe_post, q);
   a.posted[b] = m;
 }
 
-__device__ inline bool await_word(const uint64_t* word, uint64_t value, const LoadArgs& a, bool watch_stop) {
-  const uint64_t began = now_ns();
-  while (load_acquire<Scope::gpu>(word) != value) {
-    if (watch_stop && stop_raised(a)) return false;
-    if (now_ns() - began > LOAD_POLL_TIMEOUT_NS) return false;
-  }
-  return true;
-}
-
+// One probe side on its own QP: puts into the other endpoint's landing word, polls its own.
 template <gda::Sharing S>
-__device__ inline gda::Status send_value(const LoopbackTarget& t, uint64_t value, uint64_t* end) {
-  return gda::put_value<LoadPolicy, S>(t.qp, value, 8, reinterpret_cast<uint64_t>(t.dst), t.rkey,
-                                       gda::Completion::signaled, end);
-}
+struct GdaProbeSide {
+  static constexpr Scope LANDING_SCOPE = Scope::gpu;  // the queues' buffers are GPU memory
+  LoopbackTarget mine;
+  const uint64_t* landing;
+  __device__ bool send(uint64_t value, uint64_t* ticket) const {
+    return gda::put_value<LoadPolicy, S>(mine.qp, value, 8, reinterpret_cast<uint64_t>(mine.dst), mine.rkey,
+                                         gda::Completion::signaled, ticket) == gda::Status::ok;
+  }
+  __device__ bool retire(uint64_t ticket) const {
+    return gda::wait_completion<LoadPolicy, S>(mine.qp, ticket) == gda::Status::ok;
+  }
+};
 
+// A's put lands in A's probe QP's buffer, which B polls, and the other way round.
 template <gda::Sharing S>
-__device__ inline void pinger(const LoadArgs& a) {
-  const uint32_t qa = a.layout.probe(0), qb = a.layout.probe(1);
-  const LoopbackTarget mine = a.targets[qa];
-  const uint64_t* reply = reinterpret_cast<const uint64_t*>(a.targets[qb].dst);
-  const uint64_t g0 = now_ns();
-  const long long c0 = clock64();
-  while (now_ns() - g0 < a.ramp_ns) {
-  }
-  LoadWindow w{};
-  uint32_t status = load_ok;
-  for (uint32_t i = 0; i < a.warmup + a.iterations && status == load_ok; ++i) {
-    if (i == a.warmup) {
-      w.start_ns = now_ns();
-      w.completed_start = background_posted(a);
-    }
-    uint64_t end = 0;
-    const long long ca = clock64();
-    if (send_value<S>(mine, uint64_t{i} + 1, &end) != gda::Status::ok) status = load_post;
-    else if (!await_word(reply, uint64_t{i} + 1, a, false)) status = load_reply_timeout;
-    const long long cb = clock64();
-    if (status == load_ok && gda::wait_completion<LoadPolicy, S>(mine.qp, end) != gda::Status::ok) {
-      status = load_completion;
-    }
-    if (status != load_ok || i < a.warmup) continue;
-    a.round_trip[w.samples++] = static_cast<unsigned long long>(cb - ca);
-    if (now_ns() - w.start_ns > a.budget_ns) break;
-  }
-  w.end_ns = now_ns();
-  w.completed_end = background_posted(a);
-  store_release<Scope::gpu>(a.stop, 1u);
-  w.timer.cycles = static_cast<unsigned long long>(clock64() - c0);
-  w.timer.ns = now_ns() - g0;
-  w.status = status;
-  *a.window = w;
-}
-
-template <gda::Sharing S>
-__device__ inline void responder(const LoadArgs& a) {
-  const uint32_t qa = a.layout.probe(0), qb = a.layout.probe(1);
-  const LoopbackTarget mine = a.targets[qb];
-  const uint64_t* request = reinterpret_cast<const uint64_t*>(a.targets[qa].dst);
-  for (uint64_t i = 1;; ++i) {
-    if (!await_word(request, i, a, true)) {
-      if (!stop_raised(a)) load_failure(a, load_request_timeout, qb);
-      return;
-    }
-    uint64_t end = 0;
-    if (send_value<S>(mine, i, &end) != gda::Status::ok ||
-        gda::wait_completion<LoadPolicy, S>(mine.qp, end) != gda::Status::ok) {
-      load_failure(a, load_post, qb);
-      return;
-    }
-  }
+__device__ inline GdaProbeSide<S> probe_side(const LoadArgs& a, uint32_t endpoint) {
+  const uint32_t mine = a.layout.probe(endpoint), theirs = a.layout.probe(1 - endpoint);
+  return {a.targets[mine], reinterpret_cast<const uint64_t*>(a.targets[theirs].dst)};
 }
 
 // Launched with 2 + 2N blocks of 32 threads, all resident at once (2N <= 128 one-warp CTAs).
@@ -209,8 +144,12 @@ __global__ void load_kernel(LoadArgs a) {
     return;
   }
   if (threadIdx.x != 0) return;
-  if (blockIdx.x == 0) pinger<ProbeSharing>(a);
-  else responder<ProbeSharing>(a);
+  if (blockIdx.x == 0) {
+    ping(probe_side<ProbeSharing>(a, 0), a.probe, [&] { return background_posted(a); });
+  } else {
+    answer(probe_side<ProbeSharing>(a, 1), a.probe.stop,
+           [&](uint32_t status) { load_failure(a, status, a.layout.probe(1)); });
+  }
 }
 
 }  // namespace dissect::bench::gpu

@@ -70,13 +70,13 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   args.a = reinterpret_cast<uint64_t*>(rig.a.device);
   args.b = reinterpret_cast<uint64_t*>(rig.b.device);
   args.pace_period_ns = pace_period_ns(c.pace_mmsgs, producers, 1);
-  args.ramp_ns = l.producers ? c.ramp_ns : 0;
-  args.budget_ns = c.budget_ns;
-  args.warmup = c.warmup;
-  args.iterations = c.iterations;
-  args.round_trip = static_cast<unsigned long long*>(scratch.get(8 * size_t{c.iterations}));
-  args.window = static_cast<ProxyWindow*>(scratch.get(sizeof(ProxyWindow)));
-  args.stop = static_cast<uint32_t*>(scratch.get(8));
+  args.probe.ramp_ns = l.producers ? c.ramp_ns : 0;
+  args.probe.budget_ns = c.budget_ns;
+  args.probe.warmup = c.warmup;
+  args.probe.iterations = c.iterations;
+  args.probe.round_trip = static_cast<unsigned long long*>(scratch.get(8 * size_t{c.iterations}));
+  args.probe.window = static_cast<ProbeWindow*>(scratch.get(sizeof(ProbeWindow)));
+  args.probe.stop = static_cast<uint32_t*>(scratch.get(8));
   args.posted = static_cast<unsigned long long*>(scratch.get(8 * size_t{std::max(1u, producers)}));
   args.failure = static_cast<uint32_t*>(scratch.get(16));
   cudaStream_t stream = nullptr;
@@ -96,9 +96,9 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
     cudaStreamDestroy(stream);
     throw;
   }
-  const ProxyWindow w = read_back(args.window, 1, stream)[0];
+  const ProbeWindow w = read_back(args.probe.window, 1, stream)[0];
   const std::vector<uint32_t> failure = read_back(args.failure, 2, stream);
-  const std::vector<unsigned long long> cycles = read_back(args.round_trip, w.samples, stream);
+  const std::vector<unsigned long long> cycles = read_back(args.probe.round_trip, w.samples, stream);
   const std::vector<unsigned long long> posted = read_back(args.posted, std::max(1u, producers), stream);
   cudaStreamDestroy(stream);
   const proxy::ShutdownReport report = rig.proxy->stop(proxy::StopMode::drain);
@@ -108,10 +108,9 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   }
   run.descriptors_per_post = posts ? double(descriptors) / double(posts) : 0;
   run.worker_busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
-  if (failure[0] != 0 || w.status != proxy_ok) {
-    run.failure = "ring " + std::to_string(failure[0] ? failure[1] : l.probe(0)) + ": status " +
-                  std::to_string(failure[0] ? failure[0] : w.status) +
-                  " (1 enqueue, 2 completion, 3 reply timeout, 4 request timeout)";
+  if (failure[0] != 0 || w.status != probe_ok) {
+    run.failure = "ring " + std::to_string(failure[0] ? failure[1] : l.probe(0)) + ": " +
+                  probe_status_text(failure[0] ? failure[0] : w.status) + " failed";
     return run;
   }
   run.sm_clock_mhz = clock_mhz(w.timer);

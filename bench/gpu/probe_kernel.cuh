@@ -1,0 +1,116 @@
+// gpu-load's probe (Figure 6), the same on both paths: the pinger (endpoint A) sends request i,
+// waits for reply i in its landing word and times the round trip in clock64 cycles, retiring its
+// request outside the span; the responder (endpoint B) waits for request i in its landing word and
+// answers i. The paths differ only in how a side sends and retires (a Side):
+//
+//   bool send(uint64_t value, uint64_t* ticket)   posts `value` to the other endpoint's landing word
+//   bool retire(uint64_t ticket)                  waits for that post's completion
+//   const uint64_t* landing                       this side's landing word
+//   static constexpr Scope LANDING_SCOPE           the scope its loads need (GPU or mapped host memory)
+//
+// load_kernel.cuh (mini-gda) and load_proxy_kernel.cuh (mini-proxy) hold the sides and the
+// background; this file holds what a probe does and what it reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dissect/bench/gpu_load_plan.h"
+#include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
+#include "harness.cuh"
+
+namespace dissect::bench::gpu {
+
+inline constexpr uint64_t PROBE_POLL_TIMEOUT_NS = 10'000'000'000ull;
+
+enum ProbeStatus : uint32_t { probe_ok = 0, probe_post = 1, probe_completion = 2, probe_reply_timeout = 3,
+                              probe_request_timeout = 4 };
+inline std::string probe_status_text(uint32_t s) {
+  static const char* what[] = {"ok", "posting", "completion", "waiting for the reply (10 s)",
+                               "waiting for the request (10 s)"};
+  return s < 5 ? what[s] : "status " + std::to_string(s);
+}
+
+// What the pinger reports: the window it measured and the background carried over it.
+struct ProbeWindow {
+  unsigned long long start_ns, end_ns;                // first and last recorded round trip
+  unsigned long long completed_start, completed_end;  // background messages carried by then
+  uint32_t samples;                                   // round trips recorded
+  uint32_t status;
+  Timer timer;                                        // the pinger's span on both clocks
+};
+
+// The pinger's schedule and outputs.
+struct ProbePlan {
+  uint64_t ramp_ns;    // background alone before the first ping
+  uint64_t budget_ns;  // the probe stops after this (or warmup + iterations)
+  uint32_t warmup, iterations;
+  unsigned long long* round_trip;  // `iterations` cycles
+  ProbeWindow* window;
+  uint32_t* stop;                  // raised by the pinger when it is done
+};
+
+__device__ inline bool probe_stopped(const uint32_t* stop) { return load_acquire<Scope::gpu>(stop) != 0; }
+
+// Until *word == value; false on the deadline or, when `stop` is given, once it is raised.
+template <Scope S>
+__device__ inline bool await_word(const uint64_t* word, uint64_t value, const uint32_t* stop) {
+  const uint64_t began = now_ns();
+  while (load_acquire<S>(word) != value) {
+    if (stop != nullptr && probe_stopped(stop)) return false;
+    if (now_ns() - began > PROBE_POLL_TIMEOUT_NS) return false;
+  }
+  return true;
+}
+
+// `carried()`: background messages carried so far, read at the window's two edges.
+template <typename Side, typename Carried>
+__device__ inline void ping(const Side& side, const ProbePlan& p, Carried&& carried) {
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  while (now_ns() - g0 < p.ramp_ns) {
+  }
+  ProbeWindow w{};
+  uint32_t status = probe_ok;
+  for (uint32_t i = 0; i < p.warmup + p.iterations && status == probe_ok; ++i) {
+    if (i == p.warmup) {
+      w.start_ns = now_ns();
+      w.completed_start = carried();
+    }
+    uint64_t ticket = 0;
+    const long long ca = clock64();
+    if (!side.send(uint64_t{i} + 1, &ticket)) status = probe_post;
+    else if (!await_word<Side::LANDING_SCOPE>(side.landing, uint64_t{i} + 1, nullptr)) status = probe_reply_timeout;
+    const long long cb = clock64();
+    if (status == probe_ok && !side.retire(ticket)) status = probe_completion;
+    if (status != probe_ok || i < p.warmup) continue;
+    p.round_trip[w.samples++] = static_cast<unsigned long long>(cb - ca);
+    if (now_ns() - w.start_ns > p.budget_ns) break;
+  }
+  w.end_ns = now_ns();
+  w.completed_end = carried();
+  store_release<Scope::gpu>(p.stop, 1u);
+  w.timer.cycles = static_cast<unsigned long long>(clock64() - c0);
+  w.timer.ns = now_ns() - g0;
+  w.status = status;
+  *p.window = w;
+}
+
+// Answers until the pinger stops; `fail(status)` on a timeout or a failed post.
+template <typename Side, typename Fail>
+__device__ inline void answer(const Side& side, const uint32_t* stop, Fail&& fail) {
+  for (uint64_t i = 1;; ++i) {
+    if (!await_word<Side::LANDING_SCOPE>(side.landing, i, stop)) {
+      if (!probe_stopped(stop)) fail(probe_request_timeout);
+      return;
+    }
+    uint64_t ticket = 0;
+    if (!side.send(i, &ticket) || !side.retire(ticket)) {
+      fail(probe_post);
+      return;
+    }
+  }
+}
+
+}  // namespace dissect::bench::gpu
