@@ -98,7 +98,7 @@ std::string gda_bottleneck(double carried, double ceiling, const softnic::Timing
 
 // What bounded the background: the model (its rate at 80 % of the model's ceiling) or not.
 void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l, const Metric& carried,
-                    const Metric& chain, const Metric& busy, Result& r) {
+                    const gpu::WorkerPasses& passes, Result& r) {
   if (p.background == 0) return;  // no background to bound
   const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
   if (c.path == "mini-gda") {
@@ -114,7 +114,7 @@ void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& 
   if (profile.enabled && profile.message_rate_mps > 0) {
     r.metrics.push_back(Metric{"profile rate cap", "Mmsg/s", {summarize({profile.message_rate_mps})}});
   }
-  r.knobs.push_back({"bottleneck", gpu::proxy_bottleneck(carried.p50(), ceiling, chain.p50(), busy.p50(), c.proxy_batch, profile)});
+  r.knobs.push_back({"bottleneck", gpu::proxy_bottleneck(carried.p50(), ceiling, passes, profile)});
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling); below 80 % of it the "
                                      "bottleneck is read from the workers' chains and busy passes"});
@@ -146,7 +146,8 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
   const QueueLayout l = gpu::load_layout(c, p.background, p.reserved);
   Result r = base_row(c, p, l);
   Metric trip{"round trip", "us", {}}, trip99{"round trip p99", "us", {}}, carried{"background rate", "Mmsg/s", {}};
-  Metric chain{"descriptors per post", "count", {}}, busy{"worker busy passes", "%", {}};
+  Metric chain{"descriptors per post", "count", {}}, busy{"worker busy passes", "%", {}},
+      full{"send queue full passes", "%", {}};
   bool valid = true;
   std::string note, placement;
   double clock = 0, window = 0;
@@ -162,12 +163,14 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
     carried.runs.push_back(summarize({o.background_mmsgs}));
     chain.runs.push_back(summarize({o.descriptors_per_post}));
     busy.runs.push_back(summarize({o.worker_busy_percent}));
+    full.runs.push_back(summarize({o.worker_full_percent}));
     clock = o.sm_clock_mhz, window = o.window_ms, placement = o.placement;
     samples += o.round_trip_us.size();
   }
   r.metrics = {trip, trip99, carried};
-  if (c.path == "mini-proxy") r.metrics.insert(r.metrics.end(), {chain, busy});
-  add_bottleneck(c, p, l, carried, chain, busy, r);
+  if (c.path == "mini-proxy") r.metrics.insert(r.metrics.end(), {chain, busy, full});
+  const auto median = [](const Metric& m) { return m.runs.empty() ? 0.0 : m.p50(); };
+  add_bottleneck(c, p, l, carried, {median(chain), median(busy), median(full)}, r);
   if (!note.empty()) r.knobs.push_back({"note", note});
   r.payload_validated = valid && !trip.runs.empty();
   r.environment = {{"sm_clock_mhz", number(clock)},
@@ -181,7 +184,7 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
                                              "probe ran (the probe's own excluded), over the probe's window"},
                    {"timing", "pinger's clock64, converted with its effective SM clock"}};
   if (c.path == "mini-proxy") {
-    r.environment.push_back({"descriptors per post, worker busy passes",
+    r.environment.push_back({"descriptors per post, worker busy and send queue full passes",
                              "summed over the workers and the whole run (ramp included), not only the probe's window"});
   }
   if (!placement.empty()) r.environment.push_back({"worker pinning", placement});

@@ -42,6 +42,7 @@ struct LoadRun {
   // are the bound; far below it they wait for producers or for the model's completions.
   double descriptors_per_post = 0;
   double worker_busy_percent = 0;
+  double worker_full_percent = 0;  // passes that ended with the send queue full
 };
 
 // The layout of one point: background queues per endpoint and the probe's queue.

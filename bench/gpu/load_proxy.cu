@@ -102,12 +102,13 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   const std::vector<unsigned long long> posted = read_back(args.posted, std::max(1u, producers), stream);
   cudaStreamDestroy(stream);
   const proxy::ShutdownReport report = rig.proxy->stop(proxy::StopMode::drain);
-  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0;
+  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0, full = 0;
   for (const proxy::WorkerStats& s : rig.proxy->stats()) {
-    descriptors += s.descriptors, posts += s.posts, passes += s.passes, busy += s.busy_passes;
+    descriptors += s.descriptors, posts += s.posts, passes += s.passes, busy += s.busy_passes, full += s.full_passes;
   }
   run.descriptors_per_post = posts ? double(descriptors) / double(posts) : 0;
   run.worker_busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
+  run.worker_full_percent = passes ? 100.0 * double(full) / double(passes) : 0;
   if (failure[0] != 0 || w.status != probe_ok) {
     run.failure = "ring " + std::to_string(failure[0] ? failure[1] : l.probe(0)) + ": " +
                   probe_status_text(failure[0] ? failure[0] : w.status) + " failed";

@@ -54,8 +54,7 @@ struct Point {
 
 struct PointRun {
   double mmsgs = 0;
-  double chain = 0;         // descriptors per post
-  double busy_percent = 0;  // worker passes that found work
+  gpu::WorkerPasses passes;
   bool valid = false;
   std::string failure, placement;
   std::vector<proxy::CpuClockState> clocks;
@@ -134,13 +133,14 @@ PointRun run_point(const RateConfig& c, const Point& p) {
   PointRun run;
   run.placement = rig.placement();
   const proxy::ShutdownReport report = rig.proxy->stop(proxy::StopMode::drain);
-  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0;
+  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0, full = 0;
   for (const proxy::WorkerStats& s : rig.proxy->stats()) {
-    descriptors += s.descriptors, posts += s.posts, passes += s.passes, busy += s.busy_passes;
+    descriptors += s.descriptors, posts += s.posts, passes += s.passes, busy += s.busy_passes, full += s.full_passes;
     run.clocks.push_back(proxy::read_cpu_clock_state(s.core));
   }
-  run.chain = posts ? double(descriptors) / double(posts) : 0;
-  run.busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
+  run.passes.chain = posts ? double(descriptors) / double(posts) : 0;
+  run.passes.busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
+  run.passes.full_percent = passes ? 100.0 * double(full) / double(passes) : 0;
   unsigned long long first = ~0ull, last = 0;
   for (uint32_t r = 0; r < c.rings; ++r) {
     if (t[r].status != 0) {
@@ -168,14 +168,14 @@ uint32_t available_cores() {
 
 // The host's cores first: T workers and T engine threads spin, so beyond the cores the point
 // measures the scheduler.
-std::string bottleneck(const Point& p, double rate, double ceiling, const PointRun& last,
+std::string bottleneck(const Point& p, double rate, double ceiling, const gpu::WorkerPasses& passes,
                        const softnic::TimingProfile& profile) {
   const uint32_t cores = available_cores(), spinning = 2 * p.workers;
   if (spinning > cores) {
     return "host cores: " + std::to_string(spinning) + " spinning threads (" + std::to_string(p.workers) +
            " workers, " + std::to_string(p.workers) + " softnic engine threads) on " + std::to_string(cores) + " cores";
   }
-  return gpu::proxy_bottleneck(rate, ceiling, last.chain, last.busy_percent, p.batch, profile);
+  return gpu::proxy_bottleneck(rate, ceiling, passes, profile);
 }
 
 Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& runs) {
@@ -201,7 +201,7 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
              {"engine_threads", std::to_string(p.workers)},
              {"nic_profile", softnic::profile_name(profile)}};
   Metric rate{"message rate", "Mmsg/s", {}}, chain{"descriptors per post", "descriptors", {}},
-      busy{"worker busy passes", "%", {}};
+      busy{"worker busy passes", "%", {}}, full{"send queue full passes", "%", {}};
   std::string failures;
   r.payload_validated = true;
   for (size_t k = 0; k < runs.size(); ++k) {
@@ -209,15 +209,19 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
     r.payload_validated = r.payload_validated && run.valid;
     if (!run.failure.empty()) failures += "run " + std::to_string(k) + ": " + run.failure + "; ";
     if (run.mmsgs > 0) rate.runs.push_back(summarize({run.mmsgs}));
-    chain.runs.push_back(summarize({run.chain}));
-    busy.runs.push_back(summarize({run.busy_percent}));
+    chain.runs.push_back(summarize({run.passes.chain}));
+    busy.runs.push_back(summarize({run.passes.busy_percent}));
+    full.runs.push_back(summarize({run.passes.full_percent}));
   }
   const double ceiling = host_engine_ceiling(p.workers, p.workers, c.nic_profile);
-  r.metrics = {rate, chain, busy, Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}}};
+  r.metrics = {rate, chain, busy, full, Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}}};
   if (profile.enabled && profile.message_rate_mps > 0) {
     r.metrics.push_back(Metric{"profile rate cap", "Mmsg/s", {summarize({profile.message_rate_mps})}});
   }
-  if (!rate.runs.empty()) r.knobs.push_back({"bottleneck", bottleneck(p, rate.p50(), ceiling, runs.back(), profile)});
+  if (!rate.runs.empty()) {
+    const gpu::WorkerPasses median{chain.p50(), busy.p50(), full.p50()};
+    r.knobs.push_back({"bottleneck", bottleneck(p, rate.p50(), ceiling, median, profile)});
+  }
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling)"});
   if (!failures.empty()) r.knobs.push_back({"note", failures});

@@ -61,6 +61,10 @@ std::string saturation(const ProxyRatePoint& p, uint32_t cores, uint32_t engine_
            std::to_string(static_cast<int>(100 * rate / p.ceiling_mmsgs)) + " % of its measured ceiling, " +
            std::to_string(p.ceiling_mmsgs) + " Mmsg/s)";
   }
+  if (p.worker_full >= 0.5) {
+    return "softnic engine (the send queue was full at the end of " + std::to_string(static_cast<int>(100 * p.worker_full)) +
+           " % of the workers' passes: they waited for its completions)";
+  }
   if (p.worker_busy > 0.9) return "proxy workers (busy in >90% of polling passes)";
   return "producers and the handoff (below 80 % of the measured ceiling, " + std::to_string(p.ceiling_mmsgs) +
          " Mmsg/s; workers busy in " + std::to_string(static_cast<int>(100 * p.worker_busy)) + " % of passes)";
@@ -91,15 +95,17 @@ double one_run(const ProxyRateOptions& o, ProxyRatePoint* p) {
   bool valid = ok.load();
   for (uint64_t m = 0; m < total && valid; ++m) valid = rig.b[m] == m + 1;
   p->payload_validated = valid;
-  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0;
+  uint64_t descriptors = 0, posts = 0, passes = 0, busy = 0, full = 0;
   for (const auto& s : rig.proxy->stats()) {
     descriptors += s.descriptors;
     posts += s.posts;
     passes += s.passes;
     busy += s.busy_passes;
+    full += s.full_passes;
   }
   p->mean_chain = posts ? double(descriptors) / posts : 0;
   p->worker_busy = passes ? double(busy) / passes : 0;
+  p->worker_full = passes ? double(full) / passes : 0;
   p->worker_clocks = rig.worker_clocks();
   return total / ((t1 - t0) / 1e3);  // messages per microsecond = M msg/s
 }
@@ -169,6 +175,7 @@ int run_proxy_rate(const Arguments& arguments, Report& report) {
     r.payload_validated = p.payload_validated;
     r.environment = {{"mean chain (descriptors per post)", std::to_string(p.mean_chain)},
                      {"worker busy fraction", std::to_string(p.worker_busy)},
+                     {"send queue full fraction", std::to_string(p.worker_full)},
                      {"saturated", p.saturated}};
     add_clock_environment(p.worker_clocks, "", &r.environment);
     valid &= p.payload_validated;

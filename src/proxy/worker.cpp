@@ -71,6 +71,10 @@ void Worker::run() {
     busy |= service_round_robin();
     passes_.fetch_add(1, std::memory_order_relaxed);
     if (busy) busy_passes_.fetch_add(1, std::memory_order_relaxed);
+    // A pass that ends without room waits for the NIC's completions, not for descriptors: the
+    // count that tells a slow NIC from slow producers where chains cannot (at B = 1 every chain
+    // is full).
+    if (!can_post()) full_passes_.fetch_add(1, std::memory_order_relaxed);
     const int mode = stop_mode_.load(std::memory_order_acquire);
     if (mode == static_cast<int>(StopMode::abandon)) return;
     if (mode == static_cast<int>(StopMode::drain)) {
@@ -226,6 +230,7 @@ WorkerStats Worker::stats() const {
   st.posts = posts_.load(std::memory_order_relaxed);
   st.passes = passes_.load(std::memory_order_relaxed);
   st.busy_passes = busy_passes_.load(std::memory_order_relaxed);
+  st.full_passes = full_passes_.load(std::memory_order_relaxed);
   st.bad_descriptors = bad_.load(std::memory_order_relaxed);
   return st;
 }

@@ -64,7 +64,7 @@ class Worker {
   std::thread thread_;
   int core_ = -1;
   std::string placement_;
-  std::atomic<uint64_t> descriptors_{0}, posts_{0}, passes_{0}, busy_passes_{0}, bad_{0};
+  std::atomic<uint64_t> descriptors_{0}, posts_{0}, passes_{0}, busy_passes_{0}, full_passes_{0}, bad_{0};
 };
 
 }  // namespace dissect::proxy

@@ -67,6 +67,7 @@ struct WorkerStats {
   uint64_t posts = 0;           // doorbells rung (chains posted)
   uint64_t passes = 0;          // polling passes
   uint64_t busy_passes = 0;     // passes that consumed or completed something
+  uint64_t full_passes = 0;     // passes that ended with no send-queue room: waiting for the NIC
   uint64_t bad_descriptors = 0; // executed as NOPs and recorded on their ring
 };
 

@@ -955,6 +955,17 @@ TEST(EngineWindow, TimingProfileDelaysPayloadThenCqe) {
 }
 
 // The NIC's pipe is shared: a window waits for the slot the pipe gives it.
+// The message stage and the link are one pipeline: a window holds the pipe for the slower of the
+// two, so cx7-ib carries its 260 Mmsg/s at 8 B and its 24.8 GB/s from 96 B up.
+TEST(EngineWindow, PipeCostIsTheSlowerStageNotTheSum) {
+  const softnic::TimingProfile p = softnic::timing_profile("cx7-ib");
+  const double unit_ns = 1.0 / softnic::PIPE_UNITS_PER_NS;
+  EXPECT_NEAR(softnic::pipe_cost_units(p, 32, 32 * 8) * unit_ns, 32 * 1e3 / 260, 1e-6) << "8 B: the message stage";
+  EXPECT_NEAR(softnic::pipe_cost_units(p, 32, 32 * 512) * unit_ns, 32 * 512 / 24.8, 1e-6) << "512 B: the link";
+  softnic::TimingProfile fast = softnic::timing_profile("fast");
+  EXPECT_EQ(softnic::pipe_cost_units(fast, 32, 32 * 512), 0.0) << "fast has neither stage";
+}
+
 TEST(EngineWindow, TimingProfileWaitsForTheNicsPipe) {
   auto s = std::make_unique<Synthetic>(64, 64, 0);
   Op op;

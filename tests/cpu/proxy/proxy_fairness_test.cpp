@@ -83,3 +83,50 @@ TEST(Fairness, FullRingDoesNotStarveTheRingsAfterIt) {
   EXPECT_EQ(log[2], 2u);
   EXPECT_EQ(log.size(), 63u + 2u);  // ceil(1000 / 16) chains of ring 0 and one each of 1 and 2
 }
+
+// A pass that ends with the send queue full counts as waiting for the NIC (WorkerStats::full_passes),
+// which is how the experiments tell a slow NIC model from slow producers when every chain is
+// already as long as B allows. Here the queue never completes: once the first chain filled it,
+// every pass ends full; with a queue that completes at once and no descriptors, none does.
+TEST(Fairness, PassesThatEndWithTheSendQueueFullAreCounted) {
+  class NeverCompletes final : public proxy::Poster {
+   public:
+    std::string describe() const override { return "a send queue that never completes"; }
+    uint32_t room() const override { return static_cast<uint32_t>(kRoom - posted_); }
+    bool supports(proxy::Operation) const override { return true; }
+    uint64_t post(const proxy::PostItem*, uint32_t count) override { return posted_ += count; }
+    uint64_t poll() override { return 0; }
+    uint32_t error() const override { return 0; }
+
+   private:
+    uint64_t posted_ = 0;
+  };
+  for (bool stalled : {true, false}) {
+    proxy::ProxyConfig config;
+    config.workers = 1;
+    config.rings = 1;
+    config.batch = kRoom;
+    config.pin = false;
+    std::vector<uint64_t> log;
+    std::vector<std::unique_ptr<proxy::Poster>> posters;
+    if (stalled) posters.push_back(std::make_unique<NeverCompletes>());
+    else posters.push_back(std::make_unique<RecordingPoster>(&log));
+    proxy::Proxy p(config, std::move(posters), {proxy::Window{0x1000, 1, kRemoteBase, 2}});
+    uint64_t index = 0;
+    if (stalled) {
+      for (uint32_t k = 0; k < kRoom; ++k) ASSERT_EQ(proxy::enqueue<proxy::tuned>(p.ring(0), to_ring(0), &index), proxy::Status::ok);
+    }
+    p.start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (p.stats()[0].passes < 1000 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    p.stop(proxy::StopMode::abandon);
+    const proxy::WorkerStats s = p.stats()[0];
+    ASSERT_GE(s.passes, 1000u);
+    if (stalled) {
+      EXPECT_EQ(s.descriptors, kRoom);
+      EXPECT_GE(s.full_passes + 1, s.passes) << "every pass after the first post found the queue full";
+    } else {
+      EXPECT_EQ(s.full_passes, 0u) << "an idle worker with room is not waiting for the NIC";
+    }
+  }
+}

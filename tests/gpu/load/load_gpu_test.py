@@ -91,6 +91,9 @@ elif case == "proxy_rate":
             failures.append(f"{r['label']}: no message rate")
         if chain is None or not 1 <= chain["p50"] <= batch or (batch == 1 and chain["p50"] != 1):
             failures.append(f"{r['label']}: descriptors per post {chain and chain['p50']} outside 1..{batch}")
+        full = metric(r, "send queue full passes")
+        if full is None or not 0 <= full["p50"] <= 100:
+            failures.append(f"{r['label']}: send queue full passes {full and full['p50']} %")
         if metric(r, "model ceiling") is None or "bottleneck" not in k:
             failures.append(f"{r['label']}: model ceiling or bottleneck missing")
         env = dict(r["environment"]) if isinstance(r["environment"], list) else r["environment"]

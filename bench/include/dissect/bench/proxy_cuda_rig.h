@@ -185,7 +185,8 @@ struct GpuProxyRig {
     for (const WorkerStats& w : proxy->stats()) {
       out += "worker " + std::to_string(w.worker) + ": " + std::to_string(w.descriptors) + " descriptors in " +
              std::to_string(w.posts) + " posts, " + std::to_string(w.busy_passes) + " of " +
-             std::to_string(w.passes) + " passes busy\n";
+             std::to_string(w.passes) + " passes busy, " + std::to_string(w.full_passes) +
+             " ended with the send queue full\n";
     }
     // Every ring's tail: a producer's "reached" far below its ring's tail here means the ring
     // moved only after the producers stopped (a worker that did not serve it in time).

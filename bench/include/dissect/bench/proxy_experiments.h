@@ -65,6 +65,7 @@ struct ProxyRatePoint {
   std::vector<double> rate_mmsgs;   // million messages per second, one per run
   double mean_chain = 0;            // descriptors per post (last run)
   double worker_busy = 0;           // fraction of worker polling passes that did work (last run)
+  double worker_full = 0;           // fraction that ended with the send queue full (last run)
   double ceiling_mmsgs = 0;         // the host engine's own rate, same threads and QPs (host-nic-ceiling)
   std::string saturated;            // what limited this point, in words
   bool payload_validated = false;
