@@ -82,8 +82,7 @@ void restate_profile_bound(const GoodputConfig& c, uint64_t size, Result& row) {
   const auto note = std::find_if(row.knobs.begin(), row.knobs.end(),
                                  [](const auto& k) { return k.first == "bottleneck"; });
   if (!profile.enabled || ceiling == row.metrics.end() || note == row.knobs.end()) return;
-  double pipe = profile.message_rate_mps > 0 ? profile.message_rate_mps : 1e12;  // Mmsg/s
-  if (profile.goodput_gbps > 0) pipe = std::min(pipe, profile.goodput_gbps * 1e3 / size);
+  const double pipe = 1e3 / softnic::pipe_ns(profile, 1, static_cast<double>(size));  // Mmsg/s
   if (note->second.rfind("NIC model", 0) == 0 && ceiling->p50() >= 0.9 * pipe) {
     note->second = std::string("the ") + softnic::profile_name(profile) + " profile's pipe (" +
                    gbps_text(profile.message_rate_mps) + " Mmsg/s, " + gbps_text(profile.goodput_gbps) +

@@ -485,15 +485,9 @@ DISSECT_HD inline void wait_until(uint64_t t) {
   }
 }
 
-// The pipe units a window claims: the NIC's message processing and its link are stages of one
-// pipeline, so the window holds the pipe for the slower of its messages' and its bytes' times, not
-// their sum (the sum held cx7-ib at 240 of its 260 Mmsg/s at 8 B and at 84 % of its 24.8 GB/s at
-// 512 B, where the paper's NIC carries 90 %).
+// The pipe units a window claims (profile.h, pipe_ns: the slower of its two stages).
 DISSECT_HD inline double pipe_cost_units(const TimingProfile& p, uint32_t messages, uint64_t bytes) {
-  const double for_messages = p.message_rate_mps > 0 ? messages * 4e3 / p.message_rate_mps : 0;
-  const double for_bytes = p.goodput_gbps > 0 ? bytes * 4.0 / p.goodput_gbps : 0;
-  static_assert(PIPE_UNITS_PER_NS == 4, "the factors above are PIPE_UNITS_PER_NS");
-  return for_messages > for_bytes ? for_messages : for_bytes;
+  return pipe_ns(p, messages, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
 }
 
 // Returns the time the payloads may move (the CQEs follow data_to_cqe after it, so the engine's
