@@ -26,6 +26,7 @@
 #include "dissect/gda/status.h"
 #include "dissect/gda/submit.h"
 #include "dissect/gda/warp.h"
+#include "dissect/gda/dc_wqe.h"
 #include "dissect/gda/wqe.h"
 
 namespace dissect::gda {
@@ -77,7 +78,7 @@ DISSECT_HD inline Status put_value(Queue&& queue, uint64_t value, uint32_t lengt
       });
 }
 
-// DC: one RDMA WRITE with a pointer payload from a DCI to `destination` (gda/wqe.h
+// DC: one RDMA WRITE with a pointer payload from a DCI to `destination` (gda/dc_wqe.h
 // dc_destination), with the full (two WQEBBs) or compact (one) address vector.
 template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
 DISSECT_HD inline Status put_dc(Queue&& queue, const DcDestination& destination, AvForm form,
