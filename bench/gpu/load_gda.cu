@@ -32,13 +32,7 @@ Scratch prepare(LoopbackQps& q, const LoadConfig& c, const QueueLayout& l) {
   a.layout = l;
   a.batch = c.batch;
   a.pace_period_ns = pace_period_ns(c.pace_mmsgs, s.background_ctas, c.batch);
-  a.probe.ramp_ns = l.producers ? c.ramp_ns : 0;
-  a.probe.budget_ns = c.budget_ns;
-  a.probe.warmup = c.warmup;
-  a.probe.iterations = c.iterations;
-  a.probe.round_trip = static_cast<unsigned long long*>(q.scratch(8 * size_t{c.iterations}));
-  a.probe.window = static_cast<ProbeWindow*>(q.scratch(sizeof(ProbeWindow)));
-  a.probe.stop = static_cast<uint32_t*>(q.scratch(8));
+  a.probe = probe_plan(c, l, [&](size_t bytes) { return q.scratch(bytes); });
   a.posted = static_cast<unsigned long long*>(q.scratch(8 * size_t{std::max(1u, s.background_ctas)}));
   a.failure = static_cast<uint32_t*>(q.scratch(16));
   return s;

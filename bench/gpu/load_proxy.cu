@@ -70,13 +70,7 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   args.a = reinterpret_cast<uint64_t*>(rig.a.device);
   args.b = reinterpret_cast<uint64_t*>(rig.b.device);
   args.pace_period_ns = pace_period_ns(c.pace_mmsgs, producers, 1);
-  args.probe.ramp_ns = l.producers ? c.ramp_ns : 0;
-  args.probe.budget_ns = c.budget_ns;
-  args.probe.warmup = c.warmup;
-  args.probe.iterations = c.iterations;
-  args.probe.round_trip = static_cast<unsigned long long*>(scratch.get(8 * size_t{c.iterations}));
-  args.probe.window = static_cast<ProbeWindow*>(scratch.get(sizeof(ProbeWindow)));
-  args.probe.stop = static_cast<uint32_t*>(scratch.get(8));
+  args.probe = probe_plan(c, l, [&](size_t bytes) { return scratch.get(bytes); });
   args.posted = static_cast<unsigned long long*>(scratch.get(8 * size_t{std::max(1u, producers)}));
   args.failure = static_cast<uint32_t*>(scratch.get(16));
   cudaStream_t stream = nullptr;

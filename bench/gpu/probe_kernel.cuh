@@ -19,6 +19,7 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
 #include "harness.cuh"
+#include "load.h"
 
 namespace dissect::bench::gpu {
 
@@ -50,6 +51,21 @@ struct ProbePlan {
   ProbeWindow* window;
   uint32_t* stop;                  // raised by the pinger when it is done
 };
+
+// The pinger's plan from gpu-load's config; `device_bytes(n)` returns n zeroed bytes of the run's
+// device memory for its outputs.
+template <typename DeviceBytes>
+inline ProbePlan probe_plan(const LoadConfig& c, const QueueLayout& l, DeviceBytes&& device_bytes) {
+  ProbePlan p{};
+  p.ramp_ns = l.producers ? c.ramp_ns : 0;  // no background to ramp up
+  p.budget_ns = c.budget_ns;
+  p.warmup = c.warmup;
+  p.iterations = c.iterations;
+  p.round_trip = static_cast<unsigned long long*>(device_bytes(8 * size_t{c.iterations}));
+  p.window = static_cast<ProbeWindow*>(device_bytes(sizeof(ProbeWindow)));
+  p.stop = static_cast<uint32_t*>(device_bytes(8));
+  return p;
+}
 
 __device__ inline bool probe_stopped(const uint32_t* stop) { return load_acquire<Scope::gpu>(stop) != 0; }
 
