@@ -125,27 +125,23 @@ DISSECT_HD inline uint64_t relaxed_fetch_add(uint64_t* target, uint64_t value) {
 #endif
 }
 
-DISSECT_HD inline void relaxed_min(uint64_t* target, uint64_t value) {
+// Lowers (Lower) or raises *target to `value` if that moves it, relaxed: atomicMin / atomicMax on
+// the GPU, a compare-and-swap loop on the host.
+template <bool Lower>
+DISSECT_HD inline void relaxed_bound(uint64_t* target, uint64_t value) {
 #if defined(__CUDA_ARCH__)
-  atomicMin(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
+  auto* word = reinterpret_cast<unsigned long long*>(target);
+  if constexpr (Lower) atomicMin(word, static_cast<unsigned long long>(value));
+  else atomicMax(word, static_cast<unsigned long long>(value));
 #else
   uint64_t seen = __atomic_load_n(target, __ATOMIC_RELAXED);
-  while (value < seen &&
+  while ((Lower ? value < seen : value > seen) &&
          !__atomic_compare_exchange_n(target, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
 #endif
 }
-
-DISSECT_HD inline void relaxed_max(uint64_t* target, uint64_t value) {
-#if defined(__CUDA_ARCH__)
-  atomicMax(reinterpret_cast<unsigned long long*>(target), static_cast<unsigned long long>(value));
-#else
-  uint64_t seen = __atomic_load_n(target, __ATOMIC_RELAXED);
-  while (value > seen &&
-         !__atomic_compare_exchange_n(target, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-  }
-#endif
-}
+DISSECT_HD inline void relaxed_min(uint64_t* target, uint64_t value) { relaxed_bound<true>(target, value); }
+DISSECT_HD inline void relaxed_max(uint64_t* target, uint64_t value) { relaxed_bound<false>(target, value); }
 
 // An add by the field's only writer (readers use relaxed loads). On the host a relaxed load and
 // store: no lock prefix, which is what makes it cheaper than relaxed_fetch_add. On the GPU an
