@@ -388,6 +388,12 @@ def gpu_goodput_90(R, P):
     if "link rate" not in reference:
         return Verdict(NOT_MEASURABLE, text, f"the reference is {reference}, not a link: the 90 % point locates the "
                        "model's copy rate (run with --nic-profile cx7-ib)", rows)
+    stars = [r for point in points.values() for r in point["rows"]
+             if point["first"] is not None and res.number(r["knobs"].get("payload bytes")) == point["first"]]
+    bound = [r for r in stars if res.model_bound(r)]
+    if bound:
+        return Verdict(NOT_MEASURABLE, text, f"{bound[0]['label']} reached 90 % bounded by the NIC model: "
+                       + res.model_bound(bound[0]), rows)
     gda, proxy = (points.get(p, {}).get("first") for p in ("mini-gda", "mini-proxy"))
     ok = gda is not None and proxy is not None and gda < proxy and proxy <= 7168
     return Verdict(REPRODUCED if ok else DIFFERS, text,

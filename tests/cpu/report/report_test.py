@@ -216,6 +216,12 @@ class GpuProducerRules(unittest.TestCase):
         self.assertIn("mini-gda 512 B (paper 512 B)", v.ours)
         self.assertEqual(verdict_of(self.goodput_rows(7168), self.GOODPUT).verdict, fidelity.DIFFERS)
 
+    def test_goodput_star_bounded_by_the_model_is_not_measurable(self):
+        rows = self.goodput_rows(512)
+        star = next(r for r in rows if r["knobs"]["path"] == "mini-gda" and r["knobs"]["payload bytes"] == "512")
+        star["knobs"]["bottleneck"] = "NIC model (rate >= 80 % of its ceiling)"
+        self.assertEqual(verdict_of(rows, self.GOODPUT).verdict, fidelity.NOT_MEASURABLE)
+
     def test_goodput_against_the_model_itself_is_not_measurable(self):
         v = verdict_of(self.goodput_rows(512, "the softnic GPU engine's own payload rate"), self.GOODPUT)
         self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
