@@ -52,16 +52,12 @@ struct LoadPoint {
 };
 
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", v);
-  return text;
-}
+using gpu::one_decimal;
 
 std::string point_label(const LoadPoint& p, const LoadConfig& c) {
   std::string label = p.path + ", " + std::to_string(p.background) + " background CTAs/endpoint, probe " +
                       (p.reserved ? "reserved" : "shared");
-  if (c.pace_mmsgs > 0) label += ", paced " + number(c.pace_mmsgs) + " Mmsg/s";
+  if (c.pace_mmsgs > 0) label += ", paced " + one_decimal(c.pace_mmsgs) + " Mmsg/s";
   return label;
 }
 
@@ -91,7 +87,7 @@ std::string gda_bottleneck(double carried, double ceiling, const softnic::Timing
   if (carried < 0.8 * ceiling) return "submitters (background below 80 % of the ceiling)";
   if (profile.enabled && profile.message_rate_mps > 0 && ceiling >= 0.9 * profile.message_rate_mps) {
     return std::string("the ") + softnic::profile_name(profile) + " profile's message-rate cap (" +
-           number(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's)";
+           one_decimal(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's)";
   }
   return "NIC model (background >= 80 % of its ceiling)";
 }
@@ -134,7 +130,7 @@ Result base_row(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l) {
              {"background CTAs per endpoint", std::to_string(p.background)},
              {"background CTAs total", std::to_string(2 * p.background)},
              {"probe queue", p.reserved ? "reserved" : "shared"},
-             {"pace target Mmsg/s", c.pace_mmsgs > 0 ? number(c.pace_mmsgs) : "unpaced"},
+             {"pace target Mmsg/s", c.pace_mmsgs > 0 ? one_decimal(c.pace_mmsgs) : "unpaced"},
              {"message bytes", "8"},
              {"probe budget ms", std::to_string(c.budget_ns / 1'000'000)},
              {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic_profile))}};
@@ -173,9 +169,9 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
   add_bottleneck(c, p, l, carried, {median(chain), median(busy), median(full)}, r);
   if (!note.empty()) r.knobs.push_back({"note", note});
   r.payload_validated = valid && !trip.runs.empty();
-  r.environment = {{"sm_clock_mhz", number(clock)},
+  r.environment = {{"sm_clock_mhz", one_decimal(clock)},
                    {"probe samples (all runs)", std::to_string(samples)},
-                   {"probe window ms (last run)", number(window)},
+                   {"probe window ms (last run)", one_decimal(window)},
                    {"round trip p99 metric", "each run's p99 as that run's value"},
                    {"background rate", c.path == "mini-gda"
                                            ? "background messages posted by the CTAs while the probe ran (at most "

@@ -13,8 +13,6 @@
 //
 // The grid: --workers x --batches, plus the batch sweep at T = 1 (--batch-sweep). --producers
 // host is not offered here: `dissect proxy-rate` is the host-producer experiment.
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -22,6 +20,7 @@
 
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/flag_help.h"
+#include "dissect/bench/machine.h"
 #include "dissect/bench/progress.h"
 #include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/bench/proxy_experiments.h"
@@ -161,16 +160,11 @@ PointRun run_point(const RateConfig& c, const Point& p) {
   return run;
 }
 
-uint32_t available_cores() {
-  cpu_set_t set;
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
-}
-
 // The host's cores first: T workers and T engine threads spin, so beyond the cores the point
 // measures the scheduler.
 std::string bottleneck(const Point& p, double rate, double ceiling, const gpu::WorkerPasses& passes,
                        const softnic::TimingProfile& profile) {
-  const uint32_t cores = available_cores(), spinning = 2 * p.workers;
+  const uint32_t cores = this_machine().usable_cores, spinning = 2 * p.workers;
   if (spinning > cores) {
     return "host cores: " + std::to_string(spinning) + " spinning threads (" + std::to_string(p.workers) +
            " workers, " + std::to_string(p.workers) + " softnic engine threads) on " + std::to_string(cores) + " cores";
@@ -225,8 +219,7 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling)"});
   if (!failures.empty()) r.knobs.push_back({"note", failures});
-  r.environment = {{"worker pinning", runs.back().placement},
-                   {"host cores", std::to_string(available_cores())}};
+  r.environment = {{"worker pinning", runs.back().placement}};  // note_machine adds usable_cores
   add_clock_environment(runs.back().clocks, "", &r.environment);
   return r;
 }

@@ -3,8 +3,6 @@
 // enqueueing 8 B writes back to back (tuned handoff unless --handoff says otherwise); the rate is
 // messages over the time from the start signal to the last completion. Every write carries its
 // message number, checked in the destination afterwards.
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -13,6 +11,7 @@
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/flag_help.h"
 #include "dissect/bench/progress.h"
+#include "dissect/common/wait.h"
 #include "../cpu/host_ceiling.h"
 #include "proxy_bench_rig.h"
 
@@ -35,11 +34,6 @@ void produce(ProxyBenchRig& rig, uint32_t ring_number, uint64_t first, uint64_t 
     std::fprintf(stderr, "%s\n", e.what());
     *ok = false;
   }
-}
-
-uint32_t available_cores() {
-  cpu_set_t set;
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<uint32_t>(CPU_COUNT(&set)) : 1;
 }
 
 // In words, what limited the point: the cores, the NIC model (at 80 % of its measured ceiling), the
@@ -114,7 +108,7 @@ double one_run(const ProxyRateOptions& o, ProxyRatePoint* p) {
 
 std::vector<ProxyRatePoint> measure_proxy_rate(const ProxyRateOptions& o) {
   std::vector<ProxyRatePoint> points;
-  const uint32_t cores = available_cores();
+  const uint32_t cores = usable_cores();
   for (uint32_t batch : o.batches) {
     for (uint32_t workers : o.workers) {
       ProxyRatePoint p;

@@ -299,7 +299,7 @@ def proxy_workers(R, P):
     if top:
         env = res.environment(top)
         govs = sorted({v for k, v in env.items() if k.endswith("scaling_governor")})
-        parts.append(f"T = 8, B = 16: {fmt(_rate(top))} Mmsg/s on {env.get('host cores', '?')} host cores, "
+        parts.append(f"T = 8, B = 16: {fmt(_rate(top))} Mmsg/s on {env.get('usable_cores', '?')} host cores, "
                      f"worker governors {', '.join(govs) or 'unknown'} (paper: 140 Mmsg/s on P-GB200)")
     if not parts:
         return Verdict(NOT_MEASURABLE, "—", f"{group}: no batch has two worker counts")

@@ -233,7 +233,7 @@ class GpuProducerRules(unittest.TestCase):
     def rate_row(experiment, workers, batch, rate, bottleneck="GPU producers (chains of 3.0)"):
         row = synthetic(experiment, f"T={workers} B={batch}", {"workers (T)": str(workers), "batch (B)": str(batch),
                         "rings (R)": "32"}, [("message rate", "Mmsg/s", rate)], bottleneck)
-        row["environment"] = {"host cores": "16", "worker0.scaling_governor": "performance"}
+        row["environment"] = {"usable_cores": "16", "worker0.scaling_governor": "performance"}
         return row
 
     def test_figure7_reads_gpu_producers_before_host_producers(self):
