@@ -101,6 +101,7 @@ struct QpContext {
   uint64_t last_doorbell;       // last doorbell value acted on
   uint64_t sq_target;           // highest WQEBB index announced by a doorbell (free-running)
   uint64_t doorbell_seen_ns;    // when the engine saw the doorbell that last raised sq_target
+                                // (kept under a timing profile only: it paces from it)
   CqContext send_cq;
   mlx5::mlx5_wqe_data_seg* rq;  // receive WQEs, one data segment each; null = no RQ
   uint32_t rq_wqe_count;

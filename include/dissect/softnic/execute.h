@@ -222,13 +222,15 @@ DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uin
   ++cq.produced;
 }
 
-// The requester CQE of the WQE at `wqe_start`; returns its CQE opcode (REQ or REQ_ERR).
+// The requester CQE of the WQE at `wqe_start`, stamped `timestamp` (ns); returns its CQE opcode
+// (REQ or REQ_ERR).
 DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
-                                        const WqeOutcome& outcome, mlx5::mlx5_cqe64* cqe) {
+                                        const WqeOutcome& outcome, mlx5::mlx5_cqe64* cqe,
+                                        uint64_t timestamp) {
   *cqe = mlx5::mlx5_cqe64{};
   cqe->wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(wqe_start));
   cqe->sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qp.qpn);
-  cqe->timestamp = mlx5::be64::from_host(now_ns());
+  cqe->timestamp = mlx5::be64::from_host(timestamp);
   if (outcome.syndrome != 0) {
     reinterpret_cast<mlx5::mlx5_err_cqe*>(cqe)->syndrome = outcome.syndrome;
     return mlx5::MLX5_CQE_REQ_ERR;
@@ -240,7 +242,7 @@ DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
 DISSECT_HD inline void complete_requester(QpContext& qp, uint64_t wqe_start,
                                           const WqeOutcome& outcome) {
   mlx5::mlx5_cqe64 cqe;
-  const uint8_t cqe_opcode = requester_cqe(qp, wqe_start, outcome, &cqe);
+  const uint8_t cqe_opcode = requester_cqe(qp, wqe_start, outcome, &cqe, now_ns());
   if (outcome.syndrome != 0) ++qp.counters.error_cqes;
   write_cqe(qp.send_cq, cqe, cqe_opcode);
   ++qp.counters.cqes_written;
@@ -323,6 +325,15 @@ struct WriteTarget {
   RemoteWindow window;
 };
 
+// Segment `k` of the WQE at `start`, whose first WQEBB is `first_wqebb`: the segments of the first
+// WQEBB without the ring's index arithmetic (every one-WQEBB WQE), the rest through it (a WQE may
+// wrap the ring).
+DISSECT_HD inline const uint8_t* wqe_segment(const mlx5::send_ring& ring, uint64_t start,
+                                             const uint8_t* first_wqebb, uint32_t k) {
+  return k < mlx5::MLX5_DS_PER_WQEBB ? first_wqebb + k * mlx5::MLX5_SEND_WQE_DS
+                                     : ring.segment(start, k);
+}
+
 // Checks an RDMA WRITE whose raddr segment is DS `raddr_at` of the WQE (1 on RC: after the ctrl;
 // 1 + the AV's DS on DC) against `target`, without moving a byte: returns its syndrome, and fills
 // `plan` (all but `responder`) when it is 0. `segments` receives the number of data segments
@@ -335,10 +346,11 @@ DISSECT_HD inline uint8_t check_write_to(QpContext& qp, const mlx5::send_ring& r
   using namespace mlx5;
   if (ds < raddr_at + 2) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   const uint32_t payload_at = raddr_at + 1;
-  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(ring.segment(start, raddr_at));
+  const uint8_t* wqe = ring.wqebb(start);
+  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(wqe_segment(ring, start, wqe, raddr_at));
   const uint64_t remote_address = raddr->raddr.value();
   const uint32_t rkey = raddr->rkey.value();
-  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, payload_at));
+  const auto* first = reinterpret_cast<const mlx5_wqe_data_seg*>(wqe_segment(ring, start, wqe, payload_at));
   const bool is_inline = (first->byte_count.value() & MLX5_INLINE_SEG) != 0;
 
   uint64_t length = 0;
@@ -350,7 +362,7 @@ DISSECT_HD inline uint8_t check_write_to(QpContext& qp, const mlx5::send_ring& r
     }
   } else {
     for (uint32_t k = payload_at; k < ds; ++k) {
-      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(ring.segment(start, k));
+      const auto* seg = reinterpret_cast<const mlx5_wqe_data_seg*>(wqe_segment(ring, start, wqe, k));
       const uint32_t count = seg->byte_count.value();
       if (count & MLX5_INLINE_SEG) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
       if (!key_allows(local, qp.pd, seg->lkey.value(), seg->addr.value(), count, 0)) {

@@ -60,10 +60,11 @@ DISSECT_HD inline uint32_t lowest_zero_bit(uint32_t v) { return lowest_set_bit(~
 // A whole warp, every lane active.
 struct WarpLanes {
   static constexpr unsigned FULL = 0xffffffffu;
-  // A window ends at its first WQE overwriting an earlier one's bytes (window.h, finish_window):
-  // performing the rest in order grew the engine kernel's code by 6 % (10,232 -> 10,856
-  // instructions), and the engine warp is bound by instruction fetch; not yet measured on a GPU.
-  static constexpr bool IN_ORDER_TAIL = false;
+  // The lanes run at once: they copy at once only WQEs with disjoint destinations, and a window
+  // ends at its first WQE overwriting an earlier one's bytes (window.h, finish_window). Performing
+  // the rest in order grew the engine kernel's code by 6 % (10,232 -> 10,856 instructions), and
+  // the engine warp is bound by instruction fetch.
+  static constexpr bool IN_TURN = false;
   __device__ uint32_t lane() const { return threadIdx.x & 31; }
   template <typename F>
   __device__ void each(uint32_t count, F&& f) const {
@@ -80,6 +81,14 @@ struct WarpLanes {
   template <typename F>
   __device__ uint32_t ballot(uint32_t count, F&& predicate) const {
     return __ballot_sync(FULL, lane() < count && predicate(lane()));
+  }
+  // Bit i of masks[i]'s lane k is bit i of f(k), for k < count: several ballots from one read of
+  // each lane's entry.
+  template <uint32_t N, typename F>
+  __device__ void ballots(uint32_t count, F&& f, uint32_t (&masks)[N]) const {
+    const uint32_t bits = lane() < count ? f(lane()) : 0u;
+#pragma unroll
+    for (uint32_t i = 0; i < N; ++i) masks[i] = __ballot_sync(FULL, (bits >> i) & 1u);
   }
   // Sum of f(k) for k < count; each term below 2^47.
   template <typename F>
@@ -150,8 +159,9 @@ struct WarpLanes {
 
 // One host thread standing in for the 32 lanes: each phase runs for every lane in turn.
 struct HostLanes {
-  // A window performs the WQEs after its first overwriting one in order (window.h, finish_window).
-  static constexpr bool IN_ORDER_TAIL = true;
+  // Lane k runs after lane k - 1: a window's payloads move one WQE after the other in WQE order,
+  // so a write to bytes an earlier one wrote lands after it whatever they overlap (finish_window).
+  static constexpr bool IN_TURN = true;
   template <typename F>
   DISSECT_HD void each(uint32_t count, F&& f) const {
     for (uint32_t k = 0; k < count; ++k) f(k);
@@ -165,6 +175,19 @@ struct HostLanes {
     uint32_t mask = 0;
     for (uint32_t k = 0; k < count; ++k) mask |= predicate(k) ? 1u << k : 0u;
     return mask;
+  }
+  template <uint32_t N, typename F>
+  DISSECT_HD void ballots(uint32_t count, F&& f, uint32_t (&masks)[N]) const {
+    uint32_t m[N] = {};
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t bits = f(k);
+      // Unrolled, so that the masks stay in registers: a loop over them cost 58 instructions a WQE.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC unroll 8
+#endif
+      for (uint32_t i = 0; i < N; ++i) m[i] |= ((bits >> i) & 1u) << k;
+    }
+    for (uint32_t i = 0; i < N; ++i) masks[i] = m[i];
   }
   template <typename F>
   DISSECT_HD uint64_t sum(uint32_t count, F&& f) const {

@@ -252,10 +252,10 @@ DISSECT_HD inline bool copied_by_lane(const WindowWqe& w, uint32_t medium) {
 // The CQE of window WQE `w`, written into slot `index` of the send CQ.
 template <Scope S>
 DISSECT_HD inline void complete_window_wqe(const QpContext& qp, const WindowWqe& w,
-                                           uint64_t index) {
+                                           uint64_t index, uint64_t timestamp) {
   const WqeOutcome outcome{w.syndrome, w.opcode, w.signaled != 0, w.wqebbs, w.plan.length};
   mlx5::mlx5_cqe64 cqe;
-  const uint8_t cqe_opcode = requester_cqe(qp, qp.sq_consumer + w.offset, outcome, &cqe);
+  const uint8_t cqe_opcode = requester_cqe(qp, qp.sq_consumer + w.offset, outcome, &cqe, timestamp);
   write_cqe_at<S>(qp.send_cq, index, cqe, cqe_opcode);
 }
 
@@ -277,26 +277,28 @@ DISSECT_HD inline void perform_window_write(const mlx5::send_ring& staged, uint6
   }
 }
 
-// Phase 4: the payloads of the first `moved` WQEs; small ones (and medium ones in numbers) by
-// their lane, then large ones one after the other by the whole warp. Ends with a warp barrier, so
-// every lane's later release (write_cqe_at) covers every payload.
+// Phase 4: the payloads of the first `moved` WQEs; on the GPU small ones (and medium ones in
+// numbers) by their lane, then large ones one after the other by the whole warp; lanes that run in
+// turn (the host) move each WQE's payload in WQE order. Ends with a warp barrier, so every lane's
+// later release (write_cqe_at) covers every payload. `medium`: how many of them are medium payloads.
 template <typename Lanes>
 DISSECT_HD inline void perform_window(const Lanes& lanes, const Window& w, const QpContext& qp,
-                                      uint32_t moved) {
-  const uint32_t medium = popcount(lanes.ballot(moved, [&](uint32_t k) { return medium_payload(w.wqe[k]); }));
+                                      uint32_t moved, uint32_t medium) {
   lanes.each(moved, [&](uint32_t k) {
     const WindowWqe& x = w.wqe[k];
-    if (x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && copied_by_lane(x, medium)) {
+    if (x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && (Lanes::IN_TURN || copied_by_lane(x, medium))) {
       perform_window_write(w.staged(), qp.sq_consumer + x.offset, x.plan);
     }
   });
-  uint32_t warp_copies = lanes.ballot(moved, [&](uint32_t k) {
-    return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && !copied_by_lane(w.wqe[k], medium);
-  });
-  while (warp_copies != 0) {  // in WQE order; their destinations are disjoint (disjoint_prefix)
-    const WindowWqe& x = w.wqe[lowest_set_bit(warp_copies)];
-    lanes.copy(x.plan.destination, x.plan.source, x.plan.length);
-    warp_copies &= warp_copies - 1;
+  if constexpr (!Lanes::IN_TURN) {
+    uint32_t warp_copies = lanes.ballot(moved, [&](uint32_t k) {
+      return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && !copied_by_lane(w.wqe[k], medium);
+    });
+    while (warp_copies != 0) {  // in WQE order; their destinations are disjoint (disjoint_prefix)
+      const WindowWqe& x = w.wqe[lowest_set_bit(warp_copies)];
+      lanes.copy(x.plan.destination, x.plan.source, x.plan.length);
+      warp_copies &= warp_copies - 1;
+    }
   }
   lanes.sync();
 }
@@ -325,9 +327,9 @@ DISSECT_HD inline bool destinations_overlap(const WindowWqe& a, const WindowWqe&
   return x < y + b.plan.length && y < x + a.plan.length;
 }
 
-// Phase 3b: how many of the window's first `count` WQEs write pairwise disjoint bytes. The lanes
-// copy those at once; from the first WQE writing bytes an earlier one writes, the rest go one at a
-// time in WQE order (finish_window), so each lands after the ones before it, as it would one
+// Phase 3b (a warp's lanes): how many of the window's first `count` WQEs write pairwise disjoint
+// bytes. The lanes copy those at once; the window ends before the first WQE writing bytes an
+// earlier one writes (finish_window), so it lands after them in a later window, as it would one
 // WQE at a time. Ascending destinations (the common case) are recognised with one comparison per
 // lane; anything else is compared pair by pair.
 template <typename Lanes>
@@ -406,13 +408,14 @@ DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* door
 }
 
 // The doorbell's news applied to the copy; the QpContext receives the progress, its counters the
-// doorbell counts.
-DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t doorbell) {
+// doorbell counts. `paced`: a timing profile will pace the window from the time the doorbell was
+// seen (the clock is read only then: on the host a clock_gettime per doorbell).
+DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t doorbell, bool paced) {
   if (doorbell == v.last_doorbell) return;
   const uint64_t doorbells = v.counters.doorbells, bad = v.counters.bad_doorbells;
   const uint64_t target = v.sq_target;
   note_doorbell(v, doorbell);
-  if (v.sq_target != target) {
+  if (paced && v.sq_target != target) {
     v.doorbell_seen_ns = now_ns();
     qp.doorbell_seen_ns = v.doorbell_seen_ns;
   }
@@ -509,72 +512,73 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   return ready;
 }
 
-// Phase 4b: WQEs [from, to) one at a time in WQE order, after the disjoint prefix, so that a
-// later write to the same bytes lands after the earlier one as RC orders them.
-template <typename Lanes>
-DISSECT_HD inline void perform_in_order(const Lanes& lanes, const Window& w, const QpContext& qp,
-                                        uint32_t from, uint32_t to) {
-  for (uint32_t k = from; k < to; ++k) {
-    const WindowWqe& x = w.wqe[k];
-    if (x.opcode != mlx5::MLX5_OPCODE_RDMA_WRITE) continue;
-    if (lane_copies(x)) {
-      lanes.leader([&] { perform_window_write(w.staged(), qp.sq_consumer + x.offset, x.plan); });
-    } else {
-      lanes.copy(x.plan.destination, x.plan.source, x.plan.length);
-    }
-    lanes.sync();  // this WQE's bytes before the next one's, and before every lane's CQE release
-  }
+// What finish_window asks of every WQE of the window, read in one pass (Lanes::ballots): flag f
+// of WQE k is bit k of mask f.
+enum WqeFlag : uint32_t {
+  WQE_WRITES,        // an RDMA WRITE
+  WQE_READS_SOURCE,  // an RDMA WRITE with its payload in memory (not inline)
+  WQE_FAILED,        // failed its checks
+  WQE_WANTS_CQE,     // signalled, or failed
+  WQE_MEDIUM,        // medium_payload
+  WQE_FLAGS
+};
+DISSECT_HD inline uint32_t wqe_flags(const WindowWqe& x) {
+  const bool write = x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE;
+  return uint32_t{write} << WQE_WRITES | uint32_t{write && x.plan.source != nullptr} << WQE_READS_SOURCE |
+         uint32_t{x.syndrome != 0} << WQE_FAILED |
+         uint32_t{x.signaled != 0 || x.syndrome != 0} << WQE_WANTS_CQE |
+         uint32_t{medium_payload(x)} << WQE_MEDIUM;
+}
+// The lanes below `count`.
+DISSECT_HD inline uint32_t lanes_below(uint32_t count) {
+  return count >= 32 ? ~0u : (1u << count) - 1;
 }
 
-// Phases 3b-7 of a window: how many of its WQEs write pairwise disjoint bytes (n), then execute,
-// complete, retire. The host engine executes the whole window: the disjoint prefix, then, when a WQE
-// overwrites an earlier one's bytes (n < w.count), the rest one at a time in WQE order
-// (perform_in_order) instead of ending the window there. Before, a producer writing one word
-// again and again (a flag, a counter, gpu-load's mini-proxy producers) got one WQE per window,
-// each restaging the queue (measured on the H200: 0.5 M WQE/s per QP on chains of 12). The GPU
-// engine still ends the window at WQE n (lanes.h, IN_ORDER_TAIL): inlined, the tail grew its code
-// by 6 %; out of line, the call made its loop spill (ptxas: 255 registers, 36 B of spills).
+// Phases 3b-7 of a window: where it ends, then execute, complete, retire. A warp's lanes copy at
+// once, so its window ends before its first WQE writing bytes an earlier one writes (disjoint_prefix;
+// the rest waits for the next window). Lanes that run in turn (the host engine) move every payload in
+// WQE order and execute the whole window. Before, the host engine ended the window there too, and a
+// producer writing one word again and again (a flag, a counter, gpu-load's mini-proxy producers)
+// got one WQE per window, each restaging the queue (measured on the H200: 0.5 M WQE/s per QP on
+// chains of 12). The GPU engine keeps ending it (lanes.h, IN_TURN): performing the rest in order
+// grew its code by 6 %; out of line, the call made its loop spill (ptxas: 255 registers, 36 B).
 template <Scope Completion, typename Lanes>
 DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext& qp, QpContext& v) {
   DISSECT_PHASE_START;  // phase 4 counts the disjointness check, as it did inside serve_window
-  const uint32_t n = disjoint_prefix(lanes, w, w.count);
-  const uint32_t count = Lanes::IN_ORDER_TAIL ? w.count : n;  // lanes.h: where the window ends
-  const uint32_t failures = lanes.ballot(count, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
+  const uint32_t count = Lanes::IN_TURN ? w.count : disjoint_prefix(lanes, w, w.count);
+  uint32_t flags[WQE_FLAGS];
+  lanes.ballots(count, [&](uint32_t k) { return wqe_flags(w.wqe[k]); }, flags);
+  const uint32_t failures = flags[WQE_FAILED];
   const uint32_t moved = failures ? lowest_set_bit(failures) : count;
   const uint32_t executed = failures ? moved + 1 : count;
+  const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
   DISSECT_PHASE(4);
   uint64_t data_ready = 0;  // leader only
   if (w.profile.enabled) {
-    const uint32_t pointers = lanes.ballot(moved, [&](uint32_t k) {
-      return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && w.wqe[k].plan.source != nullptr;
-    });
-    const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
-    lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers != 0); });
+    const bool pointers = (flags[WQE_READS_SOURCE] & lanes_below(moved)) != 0;
+    lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers); });
   }
-  perform_window(lanes, w, v, n < moved ? n : moved);
-  if constexpr (Lanes::IN_ORDER_TAIL) {
-    if (n < moved) perform_in_order(lanes, w, v, n, moved);
-  }
+  perform_window(lanes, w, v, moved, popcount(flags[WQE_MEDIUM] & lanes_below(moved)));
   if (w.profile.enabled) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });
   DISSECT_PHASE(5);
 
-  const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
-    return w.wqe[k].signaled != 0 || w.wqe[k].syndrome != 0;
-  });
+  const uint32_t cqe_mask = flags[WQE_WANTS_CQE] & lanes_below(executed);
+  // One clock read for the window's CQEs: on the host a clock_gettime each cost more than writing
+  // the CQE; on the GPU every lane reads %globaltimer itself (one instruction, no shuffle).
+  const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;
   lanes.each(executed, [&](uint32_t k) {
     if ((cqe_mask >> k) & 1) {
       complete_window_wqe<Completion>(v, w.wqe[k],
-                                      v.send_cq.produced + popcount(cqe_mask & ((1u << k) - 1)));
+                                      v.send_cq.produced + popcount(cqe_mask & ((1u << k) - 1)),
+                                      stamp);
     }
   });
   DISSECT_PHASE(6);
   WindowTally tally{};
   tally.executed = executed;
   tally.cqes = popcount(cqe_mask);
-  tally.writes = popcount(lanes.ballot(moved, [&](uint32_t k) {
-    return w.wqe[k].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE;
-  }));
-  tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
+  tally.writes = popcount(flags[WQE_WRITES] & lanes_below(moved));
+  tally.bytes = bytes;
   tally.failed = failures != 0;
   lanes.leader([&] { retire_window(qp, v, w, tally); });
   DISSECT_PHASE(7);
@@ -592,11 +596,14 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     QpCopy& c = cache != nullptr ? *cache : w.scratch;
     w.copy = &c;
     uint64_t doorbell = 0;
+    const bool paced = w.profile.enabled != 0;
     if (copy_holds<Doorbell>(c, qp, &doorbell)) {
-      apply_doorbell(qp, c.view, doorbell);
+      apply_doorbell(qp, c.view, doorbell, paced);
     } else {
       w.state = refresh_copy(c, qp);
-      if (w.state != QP_STATE_RESET) apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell));
+      if (w.state != QP_STATE_RESET) {
+        apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced);
+      }
     }
     const QpContext& v = c.view;
     w.state = c.qp == nullptr ? uint32_t{QP_STATE_RESET} : v.state;
