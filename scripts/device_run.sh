@@ -18,7 +18,8 @@
 # STAGES="proxy"), telemetry (GPU-path counters test + message rate with telemetry off and on in
 # one run; alone: STAGES="telemetry"), moe (dissect moe, both transports and profiles), kcost
 # (gpu-kernel-cost, Figure 9), load (gpu-load, gpu-goodput: Figures 6 and 8), rate7 (gpu-proxy-rate:
-# Figure 7), report (dissect report --quick into $OUT/report).
+# Figure 7), hostengine (host-nic-ceiling and proxy-rate with 1 and 4 engine threads), report
+# (dissect report --quick into $OUT/report).
 # Never changes clocks, MIG or NVLink settings. GTest: the system one, or googletest sources
 # carried in build-deps/googletest (built into /tmp/gtest).
 set -uo pipefail
@@ -237,6 +238,22 @@ if has rate7; then
     timeout ${EXP_TIMEOUT:-240} "$BUILD/dissect" gpu-proxy-rate --nic-profile $p ${QUICK:+--quick} \
       --output "$OUT/gpu_proxy_rate_$p.json" > "$OUT/gpu_proxy_rate_$p.txt" 2>&1
     echo "--- gpu_proxy_rate_$p rc=$?"; cat "$OUT/gpu_proxy_rate_$p.txt"
+  done
+fi
+
+if has hostengine; then
+  # The softnic host engine on this host: its own ceiling by engine threads and QPs, and proxy-rate
+  # (host producers) with 1 and 4 engine threads; what a clock_gettime costs here (CQE timestamps).
+  stage "hostengine: host-nic-ceiling, proxy-rate"
+  python3 -c 'import time; n=200000; t=time.perf_counter_ns(); [time.clock_gettime_ns(time.CLOCK_MONOTONIC) for _ in range(n)]; print("clock_gettime (python loop, upper bound): %.0f ns" % ((time.perf_counter_ns()-t)/n))'
+  cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null
+  timeout ${EXP_TIMEOUT:-240} "$D" host-nic-ceiling --engine-threads 1,2,4,8 --qps 1,4,8,16 ${QUICK:+--quick} \
+    --output "$OUT/host_nic_ceiling.json" > "$OUT/host_nic_ceiling.txt" 2>&1
+  echo "--- host_nic_ceiling rc=$?"; cat "$OUT/host_nic_ceiling.txt"
+  for t in ${HOSTENGINE_THREADS:-1 4}; do
+    timeout ${EXP_TIMEOUT:-240} "$D" proxy-rate --engine-threads $t ${QUICK:+--quick} \
+      --output "$OUT/proxy_rate_e$t.json" > "$OUT/proxy_rate_e$t.txt" 2>&1
+    echo "--- proxy_rate_e$t rc=$?"; cat "$OUT/proxy_rate_e$t.txt"
   done
 fi
 

@@ -235,7 +235,12 @@ void SoftNic::start() {
   std::lock_guard<std::mutex> guard(engine_lock_);
   if (running_.exchange(true, std::memory_order_acq_rel)) return;
   if (!engine_) engine_ = std::make_unique<HostEngine>();
-  engine_->start(&tables_, options_.engine_threads, nullptr, 0);
+  try {
+    engine_->start(&tables_, options_.engine_threads, nullptr, 0);
+  } catch (...) {
+    running_.store(false, std::memory_order_release);
+    throw;
+  }
 }
 
 void SoftNic::stop() { pause_engine(); }

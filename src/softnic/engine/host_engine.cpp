@@ -1,6 +1,7 @@
 #include "host_engine.h"
 
 #include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
 #include "dissect/common/error.h"
 #include "serve.h"
 
@@ -32,13 +33,36 @@ void HostEngine::start(NicTables* tables, uint32_t threads, EngineStatus* status
                           " engine threads (1..256)");
   }
   stop_.store(false, std::memory_order_release);
+  scheduled_.store(0, std::memory_order_relaxed);
+  released_.store(false, std::memory_order_relaxed);
   if (status != nullptr) {
     __atomic_store_n(&status->generation, generation, __ATOMIC_RELAXED);
     __atomic_store_n(&status->phase, uint32_t{ENGINE_RUNNING}, __ATOMIC_RELEASE);
   }
   for (uint32_t t = 0; t < threads; ++t) {
-    threads_.emplace_back([this, t, threads, tables, status] { serve(t, threads, tables, status); });
+    threads_.emplace_back([this, t, threads, tables, status] {
+      scheduled_.fetch_add(1, std::memory_order_acq_rel);
+      for (uint32_t i = 1; !released_.load(std::memory_order_acquire); ++i) {
+        if (i % 64 == 0) std::this_thread::yield();  // more threads than cores (the CI machine)
+        spin_pause();
+      }
+      serve(t, threads, tables, status);
+    });
   }
+  const uint64_t deadline = now_ns() + DEFAULT_WAIT_TIMEOUT_NS;
+  while (scheduled_.load(std::memory_order_acquire) < threads) {
+    if (now_ns() > deadline) {
+      const uint32_t scheduled = scheduled_.load();
+      stop_.store(true, std::memory_order_release);  // the late ones return at once
+      released_.store(true, std::memory_order_release);
+      for (auto& t : threads_) t.join();
+      threads_.clear();
+      throw Error("softnic host engine: " + std::to_string(scheduled) + " of " +
+                  std::to_string(threads) + " engine threads started within 5 s");
+    }
+    std::this_thread::yield();
+  }
+  released_.store(true, std::memory_order_release);
 }
 
 void HostEngine::stop() {
