@@ -2,9 +2,8 @@
 """Fails when an #include runs from a lower layer of DESIGN.md to a higher one.
 
 A file's layer is its folder: include/dissect/<layer>/..., src/<layer>/..., bench/... (the top).
-Tests are not checked: they sit above everything they test. An edge that runs up and cannot be
-fixed yet is listed in ALLOWED below, with the reason; the check prints every allowed edge it
-still finds, and fails on an allowed edge that no longer exists, so the list can only shrink.
+Tests are not checked: they sit above everything they test. No edge is exempt: the last ones (the
+NIC models registering with telemetry) go through the nic layer's observer now (nic/observer.h).
 
 usage: check_layers.py [repository root]
 """
@@ -33,15 +32,6 @@ RANKS = {
     "moe": 10,  # the MoE dispatch/combine client (DESIGN.md layer 9, bench and clients)
 }
 
-# (file, included layer): why it still runs up. The per-QP counter block and the hardware-counter
-# interface are in the nic layer now (nic/qp_counters.h, nic/hw_counters.h); what is left of issue
-# 12, item 1 is to have the telemetry session register the NIC models and their QPs instead of the
-# models calling up into it.
-ALLOWED = {
-    ("src/softnic/queue_pair.cpp", "telemetry"): "registers its QPs with the session (issue 12.1)",
-    ("src/softnic/softnic.cpp", "telemetry"): "registers the NIC with the session (issue 12.1)",
-    ("src/softnic/gpu_engine.cu", "telemetry"): "GPU-resident counter slots (issue 12.1)",
-}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"dissect/([a-z0-9_]+)/', re.MULTILINE)
 SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh")
@@ -74,7 +64,7 @@ def edges(root):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    errors, allowed_seen = [], set()
+    errors = []
     for path, line, source, target in edges(root):
         if source is None or source == target:
             continue
@@ -83,20 +73,11 @@ def main():
                 errors.append(f"{path}:{line}: layer '{layer}' has no rank in check_layers.py")
         if source not in RANKS or target not in RANKS or RANKS[target] <= RANKS[source]:
             continue
-        if (path, target) in ALLOWED:
-            allowed_seen.add((path, target))
-            continue
         errors.append(f"{path}:{line}: {source} (rank {RANKS[source]}) includes {target} "
                       f"(rank {RANKS[target]}), a higher layer")
-    for path, target in sorted(ALLOWED):
-        if (path, target) in allowed_seen:
-            print(f"allowed, to be removed: {path} -> {target}: {ALLOWED[(path, target)]}")
-        else:
-            errors.append(f"{path} -> {target} is allowed but no longer exists: "
-                          "remove it from ALLOWED")
     for e in errors:
         print(f"error: {e}")
-    print(f"{len(errors)} layering error(s), {len(allowed_seen)} allowed upward edge(s)")
+    print(f"{len(errors)} layering error(s)")
     return 1 if errors else 0
 
 

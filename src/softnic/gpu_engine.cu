@@ -15,10 +15,10 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
-#include "dissect/telemetry/gpu_slot.h"
 #include "doorbell_forwarder.h"
 #include "engine/gpu_kernel.h"
 #include "engine/host_engine.h"
+#include "gpu_slot.h"
 #include "ipc_arena.h"
 #include "memory_registration.h"
 #include "queue_memory.h"
@@ -244,7 +244,7 @@ class GpuQueuePair : public nic::QueuePair {
   QpContext context_{};
   QueueMemory memory_;
   AssistedDoorbell doorbell_;  // empty unless DoorbellPath::cpu_assisted
-  telemetry::GpuQpSlot telemetry_;  // gathered and freed after the destructor's body
+  GpuQpSlot telemetry_;  // gathered and freed after the destructor's body
 };
 
 class GpuProtectionDomain : public nic::ProtectionDomain {

@@ -7,7 +7,7 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
-#include "dissect/telemetry/session.h"
+#include "dissect/nic/observer.h"
 #include "memory_registration.h"
 
 namespace dissect::softnic {
@@ -49,7 +49,8 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
   }
   // Resolved once here; the data path only follows the pointer (null when telemetry is off).
   const uint32_t channel = attributes_.telemetry_channel >= 0 ? attributes_.telemetry_channel : 0;
-  telemetry_ = telemetry::track_qp(nic_.telemetry_device(), channel, qpn_).counters;
+  nic::Observer* observer = nic::observer();
+  telemetry_ = observer != nullptr ? observer->track_qp(nic_.telemetry_device(), channel, qpn_) : nullptr;
   if (transport_ == QP_TRANSPORT_DCI) {
     // Nothing to connect: ready to send at once (RESET -> INIT -> RTR -> RTS with no peer).
     nic_.has_dci_.store(true, std::memory_order_release);

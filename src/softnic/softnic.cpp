@@ -6,10 +6,10 @@
 #include <string>
 
 #include "dissect/common/error.h"
+#include "dissect/nic/observer.h"
 #include "dissect/softnic/execute.h"
 #include "doorbell_forwarder.h"
 #include "engine/host_engine.h"
-#include "dissect/telemetry/session.h"
 #include "model_counter_source.h"
 #include "placement_memory.h"
 #include "queue_pair.h"
@@ -62,10 +62,12 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
   tables_.profile = options_.profile;
   auto source = std::make_unique<ModelCounterSource>(*this);
   ModelCounterSource* kept = source.get();
-  telemetry_device_ = telemetry::register_device(
-      telemetry::DeviceInfo{"softnic" + std::to_string(tables_.nic_id), "", "softnic", 1},
-      std::move(source));
-  model_counters_ = telemetry_device_ >= 0 ? kept : nullptr;  // telemetry owns it when it took it
+  if (nic::Observer* observer = nic::observer()) {
+    telemetry_device_ = observer->open_device(
+        nic::DeviceDescription{"softnic" + std::to_string(tables_.nic_id), "", "softnic", 1},
+        std::move(source));
+  }
+  model_counters_ = telemetry_device_ >= 0 ? kept : nullptr;  // the observer owns it when it took it
   if (options_.start_engine) start();
 }
 

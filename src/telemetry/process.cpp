@@ -1,7 +1,9 @@
-// The process-wide session: parsed once, written at exit.
+// The process-wide session: parsed once, written at exit; the observer of every NIC the process
+// opens (nic/observer.h), installed when this file is linked in.
 #include <cstdlib>
 #include <mutex>
 
+#include "dissect/nic/observer.h"
 #include "dissect/telemetry/session.h"
 #include "report.h"
 
@@ -34,22 +36,47 @@ void start_process_session() {
   }
 }
 
+// The NICs' observer: the process session, as the providers see it.
+class SessionObserver final : public nic::Observer {
+ public:
+  explicit SessionObserver(Session& session) : session_(session) {}
+  int open_device(const nic::DeviceDescription& d,
+                  std::unique_ptr<HwCounterSource> hardware) override {
+    return session_.register_device(DeviceInfo{d.roce_device, d.eth_device, d.hw_type, d.port},
+                                    std::move(hardware));
+  }
+  QpCounters* track_qp(int device, uint32_t channel, uint32_t qp_number) override {
+    return session_.track_qp(device, channel, qp_number).counters;
+  }
+  uint64_t add_device_block(std::function<void()> gather) override {
+    return session_.add_device_block(std::move(gather));
+  }
+  void gather_device_block(uint64_t ticket) override { session_.gather_device_block(ticket); }
+  bool merge_device_block(QpCounters* slot, const QpCounters& device_copy) override {
+    return session_.merge_device_block(slot, device_copy);
+  }
+
+ private:
+  Session& session_;
+};
+
+nic::Observer* observe_nics() {
+  Session* session = process_session();
+  if (session == nullptr) return nullptr;
+  static SessionObserver* observer = new SessionObserver(*session);  // never destroyed, as the session
+  return observer;
+}
+
+// Linked in, telemetry observes the process's NICs: the providers ask for the observer when their
+// first NIC opens, after main() has set DISSECT_TELEMETRY_* (nic/observer.h).
+[[maybe_unused]] const bool observing = (nic::set_observer_source(observe_nics), true);
+
 }  // namespace
 
 Session* process_session() {
   static std::once_flag once;
   std::call_once(once, start_process_session);
   return the_session;
-}
-
-int register_device(const DeviceInfo& info, std::unique_ptr<HwCounterSource> hardware) {
-  Session* session = process_session();
-  return session != nullptr ? session->register_device(info, std::move(hardware)) : -1;
-}
-
-QpTelemetry track_qp(int device_id, uint32_t channel_id, uint32_t qp_number) {
-  Session* session = process_session();
-  return session != nullptr ? session->track_qp(device_id, channel_id, qp_number) : QpTelemetry{};
 }
 
 void finalize_process_session() {

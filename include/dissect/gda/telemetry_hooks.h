@@ -1,7 +1,7 @@
 // Where mini-gda calls telemetry: at post, at the doorbell, at every CQ poll, and when a CQE
 // retires a range of WQEBBs. With `qp.telemetry` null (telemetry off, or the QP has no slot) each
 // hook is one predictable branch. The same code runs on host threads (slot in host memory) and on
-// GPU threads (slot and post_stamps in GPU memory, see telemetry/gpu_slot.h).
+// GPU threads (slot and post_stamps in GPU memory, see src/softnic/gpu_slot.h).
 //
 // Cost model: a post touches no counter. It writes one word, its WQE's stamp, into the WQE's start
 // slot of `qp.post_stamps` (and zero into the slots of its other WQEBBs, so that a range read later

@@ -22,7 +22,7 @@
 //   take Writers::one where one thread alone drains the QP's send CQ (an exclusive mini-gda QP):
 //   the same single-writer adds; Writers::many (the default) otherwise.
 // - GPU memory: a block in GPU memory is updated with device-scope atomics and copied back when
-//   the PE finalises, then folded into the host slot with merge_from(); telemetry/gpu_slot.h does
+//   the PE finalises, then folded into the host slot with merge_from(); softnic/gpu_slot.h does
 //   both for a QP. A block in host-mapped memory updated by the GPU while the host also updates it
 //   is not supported (device-scope atomics do not order against host atomics).
 // - Latency: on_post() says whether this WQE is in the 1-in-N latency sample. Only then does the

@@ -1,17 +1,17 @@
 // One rank's telemetry: configuration, slot tables, hardware counters, sampler, and the JSON file.
 //
 // Contract
-// - Process-wide use (the transports): process_session() parses DISSECT_TELEMETRY_* once and
-//   returns null when telemetry is off. The free functions register_device() and track_qp() below
-//   forward to it and return -1 / null slots when it is off, so a transport calls them
-//   unconditionally at device open and QP creation. The file is written at process exit by an
-//   atexit handler, or earlier by finalize_process_session() (e.g. when the PE finalises).
+// - Process-wide use: process_session() parses DISSECT_TELEMETRY_* once and returns null when
+//   telemetry is off. Linked into a program, it is the observer of every NIC the program opens
+//   (nic/observer.h): the providers ask for the observer at their first NIC and register devices
+//   and QPs through it, so no transport includes telemetry. The file is written at process exit by
+//   an atexit handler, or earlier by finalize_process_session() (e.g. when the PE finalises).
 // - Tests build their own Session from a Config and call finalize() themselves.
 // - Failure: nothing here throws to the caller or changes what the caller computes. Failures are
 //   reported as one stderr line naming what failed and why, and telemetry carries on degraded.
 // - Threads: every member function is thread-safe.
 // - GPU path: a transport that ran its hooks on a GPU copy of a slot (fresh_copy(), cudaMemcpy)
-//   registers how to copy it back (add_device_block(); telemetry/gpu_slot.h does all of it). The
+//   registers how to copy it back (add_device_block(); the GPU softnic's gpu_slot.h does it). The
 //   copy runs once: when the PE finalises (finalize(), before the file is written) or earlier,
 //   through gather_device_block(), when the block is about to be freed.
 #pragma once
@@ -107,8 +107,6 @@ class Session {
 
 // --- process-wide ---
 Session* process_session();
-int register_device(const DeviceInfo& info, std::unique_ptr<HwCounterSource> hardware);
-QpTelemetry track_qp(int device_id, uint32_t channel_id, uint32_t qp_number);
 // Writes the file now instead of at exit (idempotent). No effect when telemetry is off.
 void finalize_process_session();
 

@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "dissect/gda/gda.h"
+#include "dissect/nic/observer.h"
 #include "dissect/nic/qp_counters.h"
+#include "dissect/telemetry/session.h"
 #include "support/loopback.h"
 
 namespace gda = dissect::gda;
@@ -29,6 +31,13 @@ class TelemetryOn : public ::testing::Test {
     setenv("DISSECT_TELEMETRY_LATENCY_SAMPLE", "1", 1);
   }
 };
+
+// Linked in and enabled, the process session is what observes the NICs: the softnic asks the
+// observer from below, it never calls telemetry.
+TEST_F(TelemetryOn, TheProcessSessionObservesTheNics) {
+  ASSERT_NE(dissect::telemetry::process_session(), nullptr);
+  EXPECT_NE(dissect::nic::observer(), nullptr);
+}
 
 TEST_F(TelemetryOn, CountersEqualTheTrafficSent) {
   Loopback lb({}, 1 << 16);

@@ -1,28 +1,33 @@
-// GpuQpSlot (telemetry/gpu_slot.h). Compiled into dissect_softnic_gpu (see CMakeLists.txt here):
-// it needs the CUDA runtime, which dissect_telemetry does not link.
-#include "dissect/telemetry/gpu_slot.h"
+// GpuQpSlot (gpu_slot.h): the GPU softnic's QPs counted in GPU memory for the NICs' observer.
+#include "gpu_slot.h"
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 
 #include "dissect/common/cuda.h"
-#include "dissect/telemetry/session.h"
-#include "report.h"
 
-namespace dissect::telemetry {
+namespace dissect::softnic {
 namespace {
 
-// The GPU engine's NICs are not registered by the NIC itself: the first QP registers its NIC.
-int device_for(Session& session, const std::string& name) {
+using telemetry::QpCounters;
+
+// One stderr line, as telemetry reports: a slot that cannot be made or read back is not fatal.
+void report(const std::string& message) {
+  std::fprintf(stderr, "dissect telemetry: %s\n", message.c_str());
+}
+
+// The GPU engine's NICs are not opened to the observer by the NIC itself: the first QP opens its NIC.
+int device_for(nic::Observer& observer, const std::string& name) {
   static std::mutex lock;
   static std::map<std::string, int> devices;
   std::lock_guard<std::mutex> guard(lock);
   auto found = devices.find(name);
   if (found != devices.end()) return found->second;
-  const int id = session.register_device(DeviceInfo{name, "", "softnic", 1}, nullptr);
+  const int id = observer.open_device(nic::DeviceDescription{name, "", "softnic", 1}, nullptr);
   devices.emplace(name, id);
   return id;
 }
@@ -47,15 +52,15 @@ void copy_on_private_stream(int cuda_device, void* to, const void* from, size_t 
 
 void GpuQpSlot::open(nic::Nic& nic, const std::string& device_name, int cuda_device, int channel,
                      uint32_t qp_number, uint32_t sq_wqebbs) {
-  Session* session = process_session();
-  if (session == nullptr) return;
-  const int device = device_for(*session, device_name);
-  const QpTelemetry host = session->track_qp(device, channel >= 0 ? channel : 0, qp_number);
-  if (host.counters == nullptr) return;
+  nic::Observer* observer = nic::observer();
+  if (observer == nullptr) return;
+  const int device = device_for(*observer, device_name);
+  QpCounters* const host = observer->track_qp(device, channel >= 0 ? channel : 0, qp_number);
+  if (host == nullptr) return;
   try {
     const size_t bytes = sizeof(QpCounters) + size_t{sq_wqebbs} * sizeof(uint64_t);
     auto* block = static_cast<QpCounters*>(nic.allocate(bytes, nic::Placement::gpu));  // zeroed
-    const QpCounters fresh = fresh_copy(*host.counters);
+    const QpCounters fresh = telemetry::fresh_copy(*host);
     try {
       copy_on_private_stream(cuda_device, block, &fresh, sizeof fresh, cudaMemcpyHostToDevice);
     } catch (...) {
@@ -63,11 +68,12 @@ void GpuQpSlot::open(nic::Nic& nic, const std::string& device_name, int cuda_dev
       throw;
     }
     nic_ = &nic;
+    observer_ = observer;
     block_ = block;
     stamps_ = reinterpret_cast<uint64_t*>(block + 1);
     sample_mask_ = fresh.sample_mask;
-    QpCounters* slot = host.counters;
-    ticket_ = session->add_device_block([session, slot, block, cuda_device] {
+    QpCounters* slot = host;
+    ticket_ = observer->add_device_block([observer, slot, block, cuda_device] {
       QpCounters copy;
       try {
         copy_on_private_stream(cuda_device, &copy, block, sizeof copy, cudaMemcpyDeviceToHost);
@@ -76,7 +82,7 @@ void GpuQpSlot::open(nic::Nic& nic, const std::string& device_name, int cuda_dev
                " not read back (" + error.what() + "); its traffic is missing from the counters");
         return;
       }
-      session->merge_device_block(slot, copy);
+      observer->merge_device_block(slot, copy);
     });
   } catch (const std::exception& error) {
     report("QP " + std::to_string(qp_number) + " on " + device_name +
@@ -86,7 +92,7 @@ void GpuQpSlot::open(nic::Nic& nic, const std::string& device_name, int cuda_dev
 
 GpuQpSlot::~GpuQpSlot() {
   if (block_ == nullptr) return;
-  if (Session* session = process_session()) session->gather_device_block(ticket_);
+  observer_->gather_device_block(ticket_);
   try {
     nic_->release(block_);
   } catch (const std::exception& error) {
@@ -94,4 +100,4 @@ GpuQpSlot::~GpuQpSlot() {
   }
 }
 
-}  // namespace dissect::telemetry
+}  // namespace dissect::softnic

@@ -1,6 +1,7 @@
 // A QP's telemetry slot for GPU submitters: the counter block and the post stamps live in GPU
 // memory, are updated there by the device hooks (gda/telemetry_hooks.h), and are copied back and
-// merged into the QP's host slot when the PE finalises.
+// merged into the QP's host slot, which the NICs' observer (nic/observer.h: telemetry) hands out,
+// when the PE finalises.
 //
 // Contract
 // - Who calls: a provider whose QPs are driven by GPU threads (the softnic GPU engine's QPs), once
@@ -14,9 +15,9 @@
 //   stopped around it), on the Nic's device. The host submitters of such a QP would write GPU
 //   memory: its handle is for GPU threads only.
 // - Gathering: a device-to-host copy on a private cudaStreamNonBlocking stream, never a device-wide
-//   synchronisation (the engine kernel never returns). It runs once, at Session::finalize() (the
-//   kernels that use the block must have finished by then), or from the destructor if the QP goes
-//   away first. Traffic after the gather is not counted.
+//   synchronisation (the engine kernel never returns). It runs once, when the observer finalises
+//   (telemetry's Session::finalize(); the kernels that use the block must have finished by then),
+//   or from the destructor if the QP goes away first. Traffic after the gather is not counted.
 // - Failure: nothing here throws; a block that cannot be made or read back is reported on stderr
 //   and its QP keeps zero counts.
 #pragma once
@@ -25,9 +26,10 @@
 #include <string>
 
 #include "dissect/nic/nic.h"
+#include "dissect/nic/observer.h"
 #include "dissect/nic/qp_counters.h"
 
-namespace dissect::telemetry {
+namespace dissect::softnic {
 
 class GpuQpSlot {
  public:
@@ -40,16 +42,17 @@ class GpuQpSlot {
   void open(nic::Nic& nic, const std::string& device_name, int cuda_device, int channel,
             uint32_t qp_number, uint32_t sq_wqebbs);
 
-  QpCounters* counters() const { return block_; }
+  telemetry::QpCounters* counters() const { return block_; }
   uint64_t* post_stamps() const { return stamps_; }
   uint64_t sample_mask() const { return sample_mask_; }
 
  private:
   nic::Nic* nic_ = nullptr;
-  QpCounters* block_ = nullptr;  // GPU memory
+  nic::Observer* observer_ = nullptr;
+  telemetry::QpCounters* block_ = nullptr;  // GPU memory
   uint64_t* stamps_ = nullptr;   // GPU memory, right after the block
   uint64_t sample_mask_ = 0;
   uint64_t ticket_ = 0;
 };
 
-}  // namespace dissect::telemetry
+}  // namespace dissect::softnic
