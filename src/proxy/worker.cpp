@@ -8,7 +8,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/common/atomic.h"
-#include "dissect/proxy/consumer.h"
+#include "consumer.h"
 
 namespace dissect::proxy {
 

@@ -9,7 +9,7 @@
 
 #include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "ipc_arena.h"
 

@@ -9,7 +9,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/nic/nic.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 
 namespace dissect::softnic {
 

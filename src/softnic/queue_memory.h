@@ -14,7 +14,7 @@
 #include "dissect/mlx5/ring.h"
 #include "dissect/mlx5/wqe.h"
 #include "dissect/nic/nic.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 
 namespace dissect::softnic {
 

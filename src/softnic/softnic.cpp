@@ -7,7 +7,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/nic/observer.h"
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "doorbell_forwarder.h"
 #include "engine/host_engine.h"
 #include "model_counter_source.h"

@@ -1,7 +1,7 @@
 // The NIC model's fuzzer, as reusable parts: a seeded generator of WQE cases (valid WQEs, then
 // mutated: opcode, ds, index, QPN, keys, addresses, lengths, inline headers, signalling, doorbell
 // values and budgets, the responder's state and the connection), and an oracle that predicts what
-// softnic/execute.h must do with each, written from the rules in execute.h's header comment and
+// softnic/engine/execute.h must do with each, written from the rules in execute.h's header comment and
 // not from its code. The oracle runs on a shadow copy of the rig's arena (nic_model_rig.h): after
 // each service step the driver compares the shadow with the arena byte for byte, and the oracle's
 // QP state with the engine's.
@@ -18,7 +18,7 @@
 #include "dissect/mlx5/doorbell.h"
 #include "dissect/mlx5/ring.h"
 #include "dissect/mlx5/wqe.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 #include "support/nic_model_rig.h"
 #include "support/nic_model_wqes.h"
 

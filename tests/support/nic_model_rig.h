@@ -1,6 +1,6 @@
 // Test support: one synthetic softnic (NicTables, an MR table, a requester QP 0x100 connected to a
 // responder QP 0x101 on the same NIC) laid out in one arena, every buffer between guard bands, for
-// calling the engine's execute path (softnic/execute.h service_qp) directly, with no engine thread.
+// calling the engine's execute path (src/softnic/engine/execute.h service_qp) directly, with no engine thread.
 //
 // Layout (each buffer preceded and followed by a guard band of kGuardBytes):
 //   send ring | send CQ | receive CQ | receive queue | responder dbrec | doorbell register |
@@ -20,7 +20,7 @@
 #include "dissect/mlx5/ring.h"
 #include "dissect/mlx5/wqe.h"
 #include "dissect/nic/nic.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 
 namespace dissect::testing {
 

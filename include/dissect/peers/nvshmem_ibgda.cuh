@@ -14,7 +14,7 @@
 //  - A COLLAPSED CQ: ibgda_poll_cq reads every CQE from entry 0 (cq->cqe, never indexed) and
 //    compares its wqe_counter; NVSHMEM creates its CQs collapsed (mlx5 CQ context cc = 1, oi = 1)
 //    and fills them with 0xff. The softnic gives the same: QpAttributes::send_cq_collapsed
-//    (attributes() below; softnic/execute.h write_cqe_at), so the QP has a normal-depth ring and
+//    (attributes() below; src/softnic/engine/execute.h write_cqe_at), so the QP has a normal-depth ring and
 //    as many WQEs outstanding as it holds (ibgda_reserve_wqe_slots waits for a slot through the
 //    same poll). Entry 0's wqe_counter is preset to 0xffff (NVSHMEM's fill) by Qp.
 //  - The public API (nvshmem_putmem_nbi, nvshmem_quiet) also needs nvshmemi_device_state_d (npes,

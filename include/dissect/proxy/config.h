@@ -6,10 +6,15 @@
 #include <vector>
 
 #include "dissect/common/clock.h"
-#include "dissect/proxy/consumer.h"
 #include "dissect/proxy/memory.h"
 
 namespace dissect::proxy {
+
+// How a producer hands a descriptor to its worker (proxy/handoff.h): a flag per slot after the
+// descriptor (baseline) or the lap's phase in both halves of one 16 B store (tuned).
+enum class Handoff : uint8_t { baseline, tuned };
+const char* to_string(Handoff handoff);
+Handoff handoff_from_string(const char* name);  // throws InvalidArgument naming it
 
 struct ProxyConfig {
   uint32_t workers = 1;          // T: CPU worker threads, each with its own QP

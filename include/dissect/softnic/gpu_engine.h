@@ -1,6 +1,6 @@
 // The softnic on a GPU machine: `GpuSoftNic`, a nic::Nic whose engine is either a persistent
 // kernel of many warps (EngineKind::gpu_kernel) or host threads (EngineKind::host_thread), both
-// executing windows of WQEs (src/softnic/engine/window.h) through softnic/execute.h over tables
+// executing windows of WQEs (src/softnic/engine/window.h) through src/softnic/engine/execute.h over tables
 // the engine can reach.
 //
 //   engine        tables live in                  queues (Placement)           payloads
@@ -53,7 +53,7 @@
 #include <vector>
 
 #include "dissect/nic/nic.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 #include "dissect/softnic/ipc.h"
 #include "dissect/softnic/softnic.h"
 

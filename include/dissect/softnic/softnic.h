@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "dissect/nic/nic.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 #include "dissect/softnic/profile.h"
 
 namespace dissect::softnic {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 
 namespace dissect::softnic {
 

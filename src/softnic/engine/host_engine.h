@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 
 namespace dissect::softnic {
 

@@ -11,7 +11,7 @@
 #endif
 
 #include "dissect/mlx5/endian.h"
-#include "dissect/softnic/execute.h"
+#include "execute.h"
 
 namespace dissect::softnic {
 

@@ -26,7 +26,7 @@
 #include <cstring>
 #endif
 
-#include "dissect/softnic/execute.h"
+#include "execute.h"
 #include "lanes.h"
 
 namespace dissect::softnic {

@@ -1,5 +1,5 @@
 // The parallel engines' unit of work (src/softnic/engine/window.h, serve.h) against the one
-// definition of what a WQE does (softnic/execute.h):
+// definition of what a WQE does (src/softnic/engine/execute.h):
 //   - differential: the same seeded WQE streams driven through service_qp (one WQE at a time) and
 //     through serve_qp with HostLanes (windows of up to 32) end in identical bytes, CQEs (all but
 //     the timestamp), indices, QP states and counters;
@@ -27,7 +27,7 @@
 #include "dissect/mlx5/cqe.h"
 #include "dissect/mlx5/doorbell.h"
 #include "dissect/mlx5/wqe.h"
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "dissect/softnic/softnic.h"
 #include "engine/serve.h"
 #include "support/loopback.h"

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "consumer.h"  // src/proxy: the worker's peek
 #include "dissect/proxy/handoff.h"
 #include "proxy_rig.h"
 

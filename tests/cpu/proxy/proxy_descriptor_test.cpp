@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "dissect/proxy/consumer.h"
+#include "consumer.h"
 #include "proxy_rig.h"
 
 namespace proxy = dissect::proxy;

@@ -12,7 +12,7 @@
 
 #include "dissect/gda/gda.h"
 #include "dissect/mlx5/cqe.h"
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "dissect/softnic/softnic.h"
 
 namespace gda = dissect::gda;

@@ -1,11 +1,11 @@
-// The execute path (softnic/execute.h) on one synthetic QP pair, no engine thread: the regressions
+// The execute path (src/softnic/engine/execute.h) on one synthetic QP pair, no engine thread: the regressions
 // of issue 13's NIC-model items, each from the issue's reproducer.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "support/nic_model_rig.h"
 #include "support/nic_model_wqes.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "support/nic_model_fuzz.h"
 #include "support/nic_model_fuzz_check.h"
 

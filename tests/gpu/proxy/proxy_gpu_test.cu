@@ -22,7 +22,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "dissect/proxy/consumer.h"
+#include "consumer.h"  // src/proxy: the worker's peek
+#include "dissect/proxy/config.h"
 #include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/proxy/handoff.h"
 #include "gpu_cases.h"

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "dissect/softnic/execute.h"
+#include "engine/execute.h"
 #include "gpu_cases.h"
 #include "support/nic_model_fuzz_check.h"
 

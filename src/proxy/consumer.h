@@ -5,16 +5,13 @@
 #include <cstdint>
 
 #include "dissect/common/atomic.h"
+#include "dissect/proxy/config.h"
 #include "dissect/proxy/descriptor.h"
 #include "dissect/proxy/handoff.h"
 #include "dissect/proxy/ring.h"
 #include "dissect/proxy/store16.h"
 
 namespace dissect::proxy {
-
-enum class Handoff : uint8_t { baseline, tuned };
-const char* to_string(Handoff handoff);
-Handoff handoff_from_string(const char* name);  // throws InvalidArgument naming it
 
 // True when descriptor `index` is wholly written; *out is then its request. Never waits.
 //   tuned:    both halves of the slot carry the lap's phase (descriptor.h, store16.h).

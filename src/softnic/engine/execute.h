@@ -40,7 +40,7 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
-#include "dissect/softnic/context.h"
+#include "dissect/softnic/impl/context.h"
 
 namespace dissect::softnic {
 
