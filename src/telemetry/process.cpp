@@ -42,8 +42,7 @@ class SessionObserver final : public nic::Observer {
   explicit SessionObserver(Session& session) : session_(session) {}
   int open_device(const nic::DeviceDescription& d,
                   std::unique_ptr<HwCounterSource> hardware) override {
-    return session_.register_device(DeviceInfo{d.roce_device, d.eth_device, d.hw_type, d.port},
-                                    std::move(hardware));
+    return session_.register_device(d, std::move(hardware));
   }
   QpCounters* track_qp(int device, uint32_t channel, uint32_t qp_number) override {
     return session_.track_qp(device, channel, qp_number).counters;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dissect/nic/observer.h"
 #include "dissect/nic/qp_counters.h"
 
 namespace dissect::telemetry {
@@ -30,12 +31,8 @@ struct RegistryLimits {
   uint32_t max_qps_per_channel = 64;
 };
 
-struct DeviceInfo {
-  std::string roce_device;  // IB device name: "mlx5_0", or the softnic's name
-  std::string eth_device;   // netdev for ethtool counters; empty when there is none
-  std::string hw_type;      // "mlx5", "softnic", "ibverbs", ...
-  uint32_t port = 1;
-};
+// A device as the NICs' observer is told of it (nic/observer.h).
+using DeviceInfo = nic::DeviceDescription;
 
 // What a transport keeps next to its QP. Both pointers are null when the QP is untracked.
 struct QpTelemetry {
