@@ -194,6 +194,35 @@ __device__ inline void record_op(const SampleBuffers& out, uint32_t i, uint32_t 
   out.b[i - warmup] = static_cast<unsigned long long>(completed - requested);
 }
 
+// A latency kernel's status word (SampleBuffers::status): its cause in bits 0-7, the QP's error
+// syndrome in 8-15 and the PE that stopped in 16-23, so the host names all three. A cause is a
+// gda::Status (below 100) or one of these (a kernel's own from 150 on), never both at once.
+enum KernelCause : uint32_t {
+  CAUSE_NONE = 0,
+  CAUSE_ERROR_CQE = 101,        // a peer library's wait saw an error CQE (its syndrome beside it)
+  CAUSE_LIBRARY_TIMEOUT = 102,  // a peer library's wait gave up
+  CAUSE_PEER_SILENT = 200,      // the round trip's peer did not answer within 5 s
+};
+DISSECT_HD inline uint32_t kernel_status(uint32_t cause, uint32_t syndrome = 0, uint32_t pe = 0) {
+  return cause == CAUSE_NONE ? 0u : (cause & 0xff) | (syndrome & 0xff) << 8 | (pe & 0xff) << 16;
+}
+inline uint32_t status_cause(uint32_t word) { return word & 0xff; }
+inline uint32_t status_syndrome(uint32_t word) { return (word >> 8) & 0xff; }
+inline uint32_t status_pe(uint32_t word) { return (word >> 16) & 0xff; }
+// "PE 1: gda status timeout (QP error syndrome 0)".
+inline std::string describe_kernel_status(uint32_t word) {
+  const uint32_t cause = status_cause(word);
+  std::string what;
+  switch (cause) {
+    case CAUSE_ERROR_CQE: what = "the library's wait saw an error CQE"; break;
+    case CAUSE_LIBRARY_TIMEOUT: what = "the library's wait timed out"; break;
+    case CAUSE_PEER_SILENT: what = "the peer did not answer within 5 s"; break;
+    default: what = std::string("gda status ") + to_string(static_cast<gda::Status>(cause));
+  }
+  return "PE " + std::to_string(status_pe(word)) + ": " + what + " (QP error syndrome " +
+         std::to_string(status_syndrome(word)) + ")";
+}
+
 // The kernel's span on both clocks (for the effective SM clock) and its status word.
 __device__ inline void finish_timing(const SampleBuffers& out, long long c0, uint64_t g0,
                                      uint32_t status) {
@@ -256,7 +285,7 @@ __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey
   } else {
     run(qp);
   }
-  finish_timing(out, c0, g0, status | (status ? (qp.state->error << 8) : 0));
+  finish_timing(out, c0, g0, kernel_status(status, status != 0 ? qp.state->error : 0));
 }
 
 // After a latency kernel on pair.pe[0]'s stream: waits for it, and records the run's issue and
@@ -303,10 +332,7 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
         config.iterations, pair.samples);
     check_cuda(cudaGetLastError(), "launch put_latency_kernel");
     record_latency_run(pair, run, t, config, length, "put latency kernel", issue, total,
-                       [](uint32_t status) {
-                         return "device status " + std::to_string(status & 0xff) + " (syndrome " +
-                                std::to_string((status >> 8) & 0xff) + ")";
-                       });
+                       describe_kernel_status);
   });
   finish_latency_result(tally, issue, total, result);
 }

@@ -33,7 +33,7 @@ __global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src,
   auto await = [&](uint64_t value) -> uint32_t {
     const uint64_t began = now_ns();
     while (load_acquire<Scope::system>(my_flag) < value) {
-      if (now_ns() - began > 5'000'000'000ull) return 200;
+      if (now_ns() - began > 5'000'000'000ull) return uint32_t{CAUSE_PEER_SILENT};
     }
     return 0;
   };
@@ -57,9 +57,9 @@ __global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src,
   if (role == 0) {
     out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
     out.timer->ns = g1 - g0;
-    *out.status = status;
+    *out.status = kernel_status(status, 0, 0);
   } else if (status != 0) {
-    *out.status = status + 1000;
+    *out.status = kernel_status(status, 0, 1);
   }
 }
 
@@ -84,7 +84,7 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
     wait(b.stream, pair, "round trip PE 1");
     const HostSamples s = read_samples(pair, config.iterations);
     if (s.status != 0) {
-      t.fail(run, "status " + std::to_string(s.status));
+      t.fail(run, describe_kernel_status(s.status));
       return;
     }
     t.record(s.timer);

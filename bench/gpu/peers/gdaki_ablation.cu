@@ -99,7 +99,8 @@ static_assert(gda::inline_write_wqebbs(8) == 1, "an 8 B inline put must fit one 
 enum class Step : int { mmio = 2, doca_fences = 3, double_ring = 4, bookkeeping = 5 };
 
 constexpr uint32_t SPIN_BOUND = 1u << 24;  // iterations; one thread never spins here at all
-enum : uint32_t { ST_OK = 0, ST_SPIN = 3, ST_INDEX = 4, ST_SLOT = 5 };
+// Row 5's own causes of the status word, in the kernels' range of harness.cuh's KernelCause.
+enum : uint32_t { ST_OK = 0, ST_SPIN = 150, ST_INDEX = 151, ST_SLOT = 152 };
 
 // The ring of rows 2-4, for the WQEs below `end`.
 template <Step S>
@@ -216,7 +217,7 @@ __global__ void ablation_kernel(nic::QpHandle qp, DocaCounters* counters, uint8_
     const long long cc = clock64();
     record_op(out, i, warmup, ca, cb, cc);
   }
-  finish_timing(out, c0, g0, status | (status ? (qp.state->error << 8) : 0));
+  finish_timing(out, c0, g0, kernel_status(status, status != 0 ? qp.state->error : 0));
 }
 
 // Row 6: gpu-latency --path gdaki's inline loop.
@@ -234,8 +235,8 @@ __global__ void doca_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* dst, uint32_t rk
     doca_gpu_dev_verbs_p<uint64_t>(qp, raddr, value, &ticket);
     const long long cb = clock64();
     const int verdict = gdaki::wait(qp, ticket);
-    if (verdict == gdaki::WAIT_CQE_ERROR) status = 1u | uint32_t{gdaki::error_syndrome(qp, ticket)} << 8;
-    else if (verdict != gdaki::WAIT_OK) status = 2;
+    if (verdict == gdaki::WAIT_CQE_ERROR) status = kernel_status(CAUSE_ERROR_CQE, gdaki::error_syndrome(qp, ticket));
+    else if (verdict != gdaki::WAIT_OK) status = kernel_status(CAUSE_LIBRARY_TIMEOUT);
     const long long cc = clock64();
     record_op(out, i, warmup, ca, cb, cc);
   }
@@ -243,14 +244,11 @@ __global__ void doca_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* dst, uint32_t rk
 }
 
 std::string status_text(uint32_t status) {
-  switch (status & 0xff) {
-    case 1: return "error CQE, syndrome " + std::to_string((status >> 8) & 0xff);
-    case 2: return "wait timed out";
+  switch (status_cause(status)) {
     case ST_SPIN: return "row 5: a spin passed its bound";
     case ST_INDEX: return "row 5: DOCA's reservation disagrees with mini-gda's";
     case ST_SLOT: return "row 5: slot-availability check found its CQE unconsumed";
-    default: return "device status " + std::to_string(status & 0xff) + " (error " +
-                    std::to_string((status >> 8) & 0xff) + ")";
+    default: return describe_kernel_status(status);
   }
 }
 

@@ -14,11 +14,11 @@ namespace {
 
 namespace gdaki = peers::gdaki;
 
-// Device status: 0 ok, 1 error CQE (syndrome << 8), 2 timeout.
+// The kernel's status word (harness.cuh): an error CQE with its syndrome, or the wait timed out.
 __device__ inline uint32_t verdict_status(doca_gpu_dev_verbs_qp* qp, uint64_t ticket, int verdict) {
   if (verdict == gdaki::WAIT_OK) return 0;
-  if (verdict == gdaki::WAIT_CQE_ERROR) return 1u | uint32_t{gdaki::error_syndrome(qp, ticket)} << 8;
-  return 2;
+  if (verdict == gdaki::WAIT_CQE_ERROR) return kernel_status(CAUSE_ERROR_CQE, gdaki::error_syndrome(qp, ticket));
+  return kernel_status(CAUSE_LIBRARY_TIMEOUT);
 }
 
 template <bool Inline>
@@ -67,8 +67,8 @@ void measure_gdaki(const GpuExperimentConfig& config, GpuExperimentResult& resul
         config.iterations, pair.samples);
     check_cuda(cudaGetLastError(), "launch gdaki_put_latency_kernel");
     record_latency_run(pair, run, t, config, 8, "gdaki put latency kernel", issue, total, [](uint32_t status) {
-      return (status & 0xff) == 1 ? "error CQE, syndrome " + std::to_string((status >> 8) & 0xff)
-                                  : std::string("gdaki::wait timed out (status " + std::to_string(status) + ")");
+      return status_cause(status) == CAUSE_ERROR_CQE ? "error CQE, syndrome " + std::to_string(status_syndrome(status))
+                                                     : std::string("gdaki::wait timed out");
     });
   });
   finish_latency_result(tally, issue, total, result);

@@ -14,11 +14,12 @@ namespace {
 
 namespace ibgda = peers::nvshmem_ibgda;
 
-// Device status: 0 ok, 1 error CQE (syndrome << 8), 2 NVSHMEM's poll timed out (-ETIME).
+// The kernel's status word (harness.cuh): an error CQE with its syndrome, or NVSHMEM's poll timed
+// out (-ETIME).
 __device__ inline uint32_t verdict_status(int verdict) {
   if (verdict == 0) return 0;
-  if (verdict > 0) return 1u | (static_cast<uint32_t>(verdict) & 0xff) << 8;
-  return 2;
+  if (verdict > 0) return kernel_status(CAUSE_ERROR_CQE, static_cast<uint32_t>(verdict));
+  return kernel_status(CAUSE_LIBRARY_TIMEOUT);
 }
 
 template <bool Inline>
@@ -64,8 +65,8 @@ void measure_nvshmem(const GpuExperimentConfig& config, GpuExperimentResult& res
         config.iterations, pair.samples);
     check_cuda(cudaGetLastError(), "launch nvshmem_put_latency_kernel");
     record_latency_run(pair, run, t, config, 8, "nvshmem-ibgda put latency kernel", issue, total, [](uint32_t status) {
-      return (status & 0xff) == 1 ? "error CQE, syndrome " + std::to_string((status >> 8) & 0xff)
-                                  : std::string("NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
+      return status_cause(status) == CAUSE_ERROR_CQE ? "error CQE, syndrome " + std::to_string(status_syndrome(status))
+                                                     : std::string("NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
     });
   });
   finish_latency_result(tally, issue, total, result);
