@@ -288,6 +288,20 @@ __global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey
   finish_timing(out, c0, g0, kernel_status(status, status != 0 ? qp.state->error : 0));
 }
 
+// Reads a run's samples into `samples`: a kernel status other than 0 fails the run with
+// failure(status) and returns false, otherwise the run's timer is recorded.
+template <typename Failure>
+bool read_run(const PePair& pair, uint32_t run, RunTally& t, uint32_t n, Failure&& failure,
+              HostSamples* samples) {
+  *samples = read_samples(pair, n);
+  if (samples->status != 0) {
+    t.fail(run, failure(samples->status));
+    return false;
+  }
+  t.record(samples->timer);
+  return true;
+}
+
 // After a latency kernel on pair.pe[0]'s stream: waits for it, and records the run's issue and
 // put+completion samples (or fails the run with failure(status) when its status is not 0), then
 // validates the 8..length B payload slots of every op.
@@ -297,12 +311,8 @@ void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const GpuExperi
                         Failure&& failure) {
   auto& a = pair.pe[0];
   wait(a.stream, pair, what);
-  const HostSamples samples = read_samples(pair, config.iterations);
-  if (samples.status != 0) {
-    t.fail(run, failure(samples.status));
-    return;
-  }
-  t.record(samples.timer);
+  HostSamples samples;
+  if (!read_run(pair, run, t, config.iterations, failure, &samples)) return;
   add_run(issue, samples.a.data(), config.iterations, samples.timer);
   add_run(total, samples.b.data(), config.iterations, samples.timer);
   t.valid = t.valid &&

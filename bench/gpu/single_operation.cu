@@ -52,12 +52,8 @@ __global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src,
     // Retire the put outside the timed span (the peer's answer implies it executed).
     if (status == 0) status = static_cast<uint32_t>(gda::quiet<Policy>(owned));
   }
-  const long long c1 = clock64();
-  const uint64_t g1 = now_ns();
   if (role == 0) {
-    out.timer->cycles = static_cast<unsigned long long>(c1 - c0);
-    out.timer->ns = g1 - g0;
-    *out.status = kernel_status(status, 0, 0);
+    finish_timing(out, c0, g0, kernel_status(status, 0, 0));
   } else if (status != 0) {
     *out.status = kernel_status(status, 0, 1);
   }
@@ -82,12 +78,8 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
     check_cuda(cudaGetLastError(), "launch round trip (PE 0)");
     wait(a.stream, pair, "round trip PE 0");
     wait(b.stream, pair, "round trip PE 1");
-    const HostSamples s = read_samples(pair, config.iterations);
-    if (s.status != 0) {
-      t.fail(run, describe_kernel_status(s.status));
-      return;
-    }
-    t.record(s.timer);
+    HostSamples s;
+    if (!read_run(pair, run, t, config.iterations, describe_kernel_status, &s)) return;
     add_run(rtt, s.a.data(), config.iterations, s.timer);
     // Payload: both flags hold the last value.
     uint64_t fa = 0, fb = 0;

@@ -262,20 +262,13 @@ void measure(const GpuExperimentConfig& config, GpuExperimentResult& result, Lau
     auto& b = pair.pe[1];
     cudaSetDevice(a.device);
     launch(pair);  // launches and waits: a row's device records live only inside it
-    const HostSamples samples = read_samples(pair, config.iterations);
-    if (samples.status != 0) {
-      t.fail(run, status_text(samples.status));
-      return;
-    }
-    t.record(samples.timer);
+    HostSamples samples;
+    if (!read_run(pair, run, t, config.iterations, status_text, &samples)) return;
     add_run(issue, samples.a.data(), config.iterations, samples.timer);
     add_run(total, samples.b.data(), config.iterations, samples.timer);
     t.valid = t.valid && validate_slots(b.dst, config.warmup + config.iterations, 8, a.stream);
   });
-  result.metrics = {issue, total};
-  result.note += tally.note;
-  result.payload_validated = tally.valid && tally.recorded > 0;
-  result.sm_clock_mhz = tally.mean_clock_mhz();
+  finish_latency_result(tally, issue, total, result);
 }
 
 template <Step S>
