@@ -512,22 +512,28 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   return ready;
 }
 
-// What finish_window asks of every WQE of the window, read in one pass (Lanes::ballots): flag f
-// of WQE k is bit k of mask f.
+// What finish_window asks of every WQE of the window, read in two passes (Lanes::ballots): the
+// flags the payloads need before they move, then those the CQEs and the tally need after. Flag f of
+// WQE k is bit k of mask f. Two passes, not one: with all five masks read before perform_window
+// (whose pointer payloads go through an out-of-line copy, the masks live across the call),
+// gpu-latency's pointer put+completion took 9.1 µs where the engine before took 7.9-8.4 (H200, one
+// call, docs/results/h200/engine/gpu_latency_ab.txt); in two passes 8.7 (a later call). Inline
+// puts and the rates did not move.
 enum WqeFlag : uint32_t {
-  WQE_WRITES,        // an RDMA WRITE
-  WQE_READS_SOURCE,  // an RDMA WRITE with its payload in memory (not inline)
   WQE_FAILED,        // failed its checks
-  WQE_WANTS_CQE,     // signalled, or failed
   WQE_MEDIUM,        // medium_payload
+  WQE_READS_SOURCE,  // an RDMA WRITE with its payload in memory (not inline)
+  WQE_BEFORE_PERFORM,
+  WQE_WANTS_CQE = WQE_BEFORE_PERFORM,  // signalled, or failed
+  WQE_WRITES,                          // an RDMA WRITE
   WQE_FLAGS
 };
 DISSECT_HD inline uint32_t wqe_flags(const WindowWqe& x) {
   const bool write = x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE;
-  return uint32_t{write} << WQE_WRITES | uint32_t{write && x.plan.source != nullptr} << WQE_READS_SOURCE |
-         uint32_t{x.syndrome != 0} << WQE_FAILED |
+  return uint32_t{x.syndrome != 0} << WQE_FAILED | uint32_t{medium_payload(x)} << WQE_MEDIUM |
+         uint32_t{write && x.plan.source != nullptr} << WQE_READS_SOURCE |
          uint32_t{x.signaled != 0 || x.syndrome != 0} << WQE_WANTS_CQE |
-         uint32_t{medium_payload(x)} << WQE_MEDIUM;
+         uint32_t{write} << WQE_WRITES;
 }
 // The lanes below `count`.
 DISSECT_HD inline uint32_t lanes_below(uint32_t count) {
@@ -546,23 +552,25 @@ template <Scope Completion, typename Lanes>
 DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext& qp, QpContext& v) {
   DISSECT_PHASE_START;  // phase 4 counts the disjointness check, as it did inside serve_window
   const uint32_t count = Lanes::IN_TURN ? w.count : disjoint_prefix(lanes, w, w.count);
-  uint32_t flags[WQE_FLAGS];
+  uint32_t flags[WQE_BEFORE_PERFORM];
   lanes.ballots(count, [&](uint32_t k) { return wqe_flags(w.wqe[k]); }, flags);
   const uint32_t failures = flags[WQE_FAILED];
   const uint32_t moved = failures ? lowest_set_bit(failures) : count;
   const uint32_t executed = failures ? moved + 1 : count;
-  const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
   DISSECT_PHASE(4);
   uint64_t data_ready = 0;  // leader only
   if (w.profile.enabled) {
     const bool pointers = (flags[WQE_READS_SOURCE] & lanes_below(moved)) != 0;
+    const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
     lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers); });
   }
   perform_window(lanes, w, v, moved, popcount(flags[WQE_MEDIUM] & lanes_below(moved)));
   if (w.profile.enabled) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });
   DISSECT_PHASE(5);
 
-  const uint32_t cqe_mask = flags[WQE_WANTS_CQE] & lanes_below(executed);
+  uint32_t after[WQE_FLAGS - WQE_BEFORE_PERFORM];
+  lanes.ballots(executed, [&](uint32_t k) { return wqe_flags(w.wqe[k]) >> WQE_BEFORE_PERFORM; }, after);
+  const uint32_t cqe_mask = after[WQE_WANTS_CQE - WQE_BEFORE_PERFORM];
   // One clock read for the window's CQEs: on the host a clock_gettime each cost more than writing
   // the CQE; on the GPU every lane reads %globaltimer itself (one instruction, no shuffle).
   const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;
@@ -577,8 +585,8 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   WindowTally tally{};
   tally.executed = executed;
   tally.cqes = popcount(cqe_mask);
-  tally.writes = popcount(flags[WQE_WRITES] & lanes_below(moved));
-  tally.bytes = bytes;
+  tally.writes = popcount(after[WQE_WRITES - WQE_BEFORE_PERFORM] & lanes_below(moved));
+  tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
   tally.failed = failures != 0;
   lanes.leader([&] { retire_window(qp, v, w, tally); });
   DISSECT_PHASE(7);
