@@ -196,7 +196,8 @@ __device__ inline void record_op(const SampleBuffers& out, uint32_t i, uint32_t 
 
 // A latency kernel's status word (SampleBuffers::status): its cause in bits 0-7, the QP's error
 // syndrome in 8-15 and the PE that stopped in 16-23, so the host names all three. A cause is a
-// gda::Status (below 100) or one of these (a kernel's own from 150 on), never both at once.
+// gda::Status (below 100), one of these (from 101), or a kernel's own (from 150: the GDAKI
+// ablation's row 5), so no two readings of a word collide.
 enum KernelCause : uint32_t {
   CAUSE_NONE = 0,
   CAUSE_ERROR_CQE = 101,        // a peer library's wait saw an error CQE (its syndrome beside it)

@@ -72,8 +72,7 @@ void GpuQpSlot::open(nic::Nic& nic, const std::string& device_name, int cuda_dev
     block_ = block;
     stamps_ = reinterpret_cast<uint64_t*>(block + 1);
     sample_mask_ = fresh.sample_mask;
-    QpCounters* slot = host;
-    ticket_ = observer->add_device_block([observer, slot, block, cuda_device] {
+    ticket_ = observer->add_device_block([observer, slot = host, block, cuda_device] {
       QpCounters copy;
       try {
         copy_on_private_stream(cuda_device, &copy, block, sizeof copy, cudaMemcpyDeviceToHost);

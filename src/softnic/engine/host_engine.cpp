@@ -74,8 +74,8 @@ void HostEngine::stop() {
 
 // Flattened: every window phase, lane loop and check inlined into the thread's loop. Called out of
 // line, the per-lane lambdas and check_write_to cost a prologue, an epilogue and reloads of every
-// captured value per WQE (callgrind, host-nic-ceiling on one QP: 535 -> 447 instructions a WQE with
-// -O3, below; 14-16 -> 22 Mmsg/s on the 2-core CI VM).
+// captured value per WQE (callgrind, host-nic-ceiling on one QP: 535 -> 447 instructions a WQE
+// with -O3, src/softnic/CMakeLists.txt; 14-16 -> 22 Mmsg/s on the 2-core CI VM).
 __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, EngineStatus* status) {
   const HostLanes lanes;
   Window window{};
