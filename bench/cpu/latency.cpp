@@ -35,7 +35,7 @@ namespace dissect::bench {
 namespace {
 
 // Correct for a host-thread engine, and for mlx5's doorbell forwarder (also a host thread).
-using Policy = gda::ordering::system_release_store;
+using Policy = gda::counted<gda::ordering::system_release_store>;  // telemetry counts its posts
 constexpr auto kExclusive = gda::Sharing::exclusive;
 
 struct LatencyConfig {

@@ -25,7 +25,7 @@
 namespace dissect::bench {
 namespace {
 
-using Policy = gda::ordering::system_release_store;
+using Policy = gda::counted<gda::ordering::system_release_store>;  // telemetry counts its posts
 
 struct RateConfig {
   uint64_t threads, batch, window, messages, runs, size;

@@ -67,20 +67,20 @@ struct RateBuilder {
   bool final_post;
   uint32_t wqebbs;
 
-  __device__ void operator()(const nic::QpHandle& q, uint64_t index, bool last) const {
+  __device__ gda::PostNote operator()(const nic::QpHandle& q, uint64_t index, bool last) const {
     const uint64_t message = index / wqebbs;
     const bool signal = last && (final_post || (message + 1) % a.signal_period == 0);
     const auto c = signal ? gda::Completion::signaled : gda::Completion::unsignaled;
     const uint64_t slot = (message % RATE_SLOTS) * a.payload_bytes;
     const uint64_t remote = reinterpret_cast<uint64_t>(t.dst + slot);
     if (a.payload == RatePayload::value) {
-      gda::write_rdma_write_value_wqe(q, index, rate_value(message, qp), a.payload_bytes, remote,
+      return gda::write_rdma_write_value_wqe(q, index, rate_value(message, qp), a.payload_bytes, remote,
                                       t.rkey, c);
     } else if (a.payload == RatePayload::inline_copy) {
-      gda::write_rdma_write_inline_wqe(
+      return gda::write_rdma_write_inline_wqe(
           q, index, gda::InlineWriteRequest{t.src + slot, a.payload_bytes, remote, t.rkey}, c);
     } else {
-      gda::write_rdma_write_wqe(
+      return gda::write_rdma_write_wqe(
           q, index,
           gda::WriteRequest{reinterpret_cast<uint64_t>(t.src + slot), t.lkey, a.payload_bytes,
                             remote, t.rkey},
@@ -119,7 +119,7 @@ __device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
     s = gda::post_batch<RatePolicy, gda::Sharing::exclusive>(
         owned[j], a.batch, w, gda::Completion::unsignaled, &end,
         [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion) {
-          build(q, index, i + 1 == a.batch);
+          return build(q, index, i + 1 == a.batch);
         });
   }
   for (uint32_t j = 0; j < k && s == gda::Status::ok; ++j) {
@@ -145,7 +145,7 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
       s = gda::post_batch<RatePolicy, gda::Sharing::exclusive>(
           owned, a.batch, w, gda::Completion::unsignaled, &end,
           [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion) {
-            build(q, index, i + 1 == a.batch);
+            return build(q, index, i + 1 == a.batch);
           });
     }
     if (s == gda::Status::ok) s = gda::quiet<RatePolicy>(owned);
@@ -157,7 +157,7 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
       s = gda::post_batch<RatePolicy, kShared>(
           t.qp, a.batch, w, gda::Completion::unsignaled, &end,
           [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion) {
-            build(q, index, i + 1 == a.batch);
+            return build(q, index, i + 1 == a.batch);
           });
     }
   } else if constexpr (K == RateSharing::handoff) {
@@ -166,7 +166,7 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
       s = gda::reserve<RatePolicy, kShared>(t.qp, w, &base);
       if (s != gda::Status::ok) break;
       const bool final_post = m + 1 == a.messages_per_thread;
-      RateBuilder{a, t, qp, final_post, w}(t.qp, base, true);
+      gda::note_post<RatePolicy>(t.qp, base, RateBuilder{a, t, qp, final_post, w}(t.qp, base, true));
       s = gda::publish<kShared>(t.qp, base, w);
       if (s == gda::Status::ok && (final_post || (base / w + 1) % a.batch == 0)) {
         s = gda::ring<RatePolicy, kShared>(t.qp);
@@ -178,7 +178,7 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
     for (uint32_t p = 0; p < posts && s == gda::Status::ok; ++p) {
       const RateBuilder build{a, t, qp, p + 1 == posts, w};
       auto one = [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion) {
-        build(q, index, i + 1 == a.batch);
+        return build(q, index, i + 1 == a.batch);
       };
       s = alone ? gda::post_cooperative<RatePolicy, gda::Sharing::exclusive>(
                       gda::Warp{}, t.qp, a.batch, w, gda::Completion::unsignaled, &end, one)

@@ -89,9 +89,13 @@ const void* kernel_of(RateSharing k) {
   throw InvalidArgument("sharing strategy " + std::to_string(static_cast<uint32_t>(k)));
 }
 
-const void* kernel_of(RateSharing k, nic::DoorbellPath doorbell) {
-  return doorbell == nic::DoorbellPath::cpu_assisted ? kernel_of<CpuAssistedPolicy>(k)
-                                                     : kernel_of<DirectPolicy>(k);
+// `counted`: the kernel with telemetry's hooks compiled in (gda::counted), for rows that attach
+// telemetry; every other row runs the submit path without them, as a build without telemetry.
+const void* kernel_of(RateSharing k, nic::DoorbellPath doorbell, bool counted) {
+  if (doorbell == nic::DoorbellPath::cpu_assisted) {
+    return counted ? kernel_of<gda::counted<CpuAssistedPolicy>>(k) : kernel_of<CpuAssistedPolicy>(k);
+  }
+  return counted ? kernel_of<gda::counted<DirectPolicy>>(k) : kernel_of<DirectPolicy>(k);
 }
 
 void launch(const void* kernel, Launch& l, cudaStream_t stream) {
@@ -231,7 +235,8 @@ RunOutcome run_once(const RateConfig& c) {
     for (size_t b = 0; b < pattern.size(); ++b) pattern[b] = payload_byte(j, uint32_t(b));
     q.write_bytes(q.host_targets()[j].src, pattern.data(), pattern.size());
   }
-  const void* kernel = kernel_of(sharing_of(c.sharing), nic::doorbell_path_from_string(c.doorbell));
+  const void* kernel =
+      kernel_of(sharing_of(c.sharing), nic::doorbell_path_from_string(c.doorbell), c.telemetry != 0);
   q.start({kernel}, "gpu-rate kernel");
   const uint32_t m = messages_per_thread(c, c.messages_per_thread);
   const uint32_t warm = messages_per_thread(c, std::max<uint32_t>(m / 8, 1));
@@ -375,7 +380,8 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
                                           : std::to_string(signal_period(c))},
              {"sq_wqebbs", std::to_string(c.sq_wqebbs)},
              {"doorbell", c.doorbell},
-             {"telemetry", c.telemetry ? "N=" + std::to_string(c.telemetry) : std::string("off")},
+             {"telemetry", c.telemetry ? "N=" + std::to_string(c.telemetry) + " (hooks compiled in)"
+                                       : std::string("off (hooks compiled out: gda::counted not used)")},
              {"ordering", peer_path(c) ? "the library's own fences"
                           : nic::doorbell_path_from_string(c.doorbell) == nic::DoorbellPath::cpu_assisted
                               ? CpuAssistedPolicy::key

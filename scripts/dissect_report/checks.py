@@ -27,6 +27,8 @@ def section(R):
     off = _p50(R, "gpu-telemetry-rate", "off", "ns per message")
     on = _p50(R, "gpu-telemetry-rate", "N=16", "ns per message")
     ratio("GPU-path time per message, telemetry N = 16 / off", on, off, 1.05, "at most")
+    ratio("GPU-path time per message, telemetry off (hooks compiled in) / compiled out", off,
+          _p50(R, "gpu-telemetry-rate", "compiled out", "ns per message"), 1.03, "at most")
     if not rows:
         return []
     return ["## Checks (same run)", "",

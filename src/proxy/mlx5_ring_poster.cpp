@@ -8,8 +8,9 @@ namespace dissect::proxy {
 namespace {
 
 // System-scope release stores order the WQEs before the doorbell record and the doorbell for a
-// NIC (or softnic engine) that reads host memory.
-using Ordering = gda::ordering::system_release_store;
+// NIC (or softnic engine) that reads host memory. Counted: a worker's posts are what telemetry
+// shows of the proxy path (one predictable branch per hook on a host thread when it is off).
+using Ordering = gda::counted<gda::ordering::system_release_store>;
 constexpr auto kExclusive = gda::Sharing::exclusive;
 
 class Mlx5RingPoster final : public Poster {
@@ -44,16 +45,22 @@ class Mlx5RingPoster final : public Poster {
 
  private:
   void build(const PostItem& item, uint64_t index, bool last) {
+    gda::note_post<Ordering>(qp_, index, build_wqe(item, index, last));
+  }
+
+  gda::PostNote build_wqe(const PostItem& item, uint64_t index, bool last) {
     const auto completion = last ? gda::Completion::signaled : gda::Completion::unsignaled;
     if (item.operation == Operation::write) {
-      gda::write_rdma_write_wqe(qp_, index, {item.local_address, item.lkey, item.length, item.remote_address, item.rkey},
-                                completion);
-    } else if (item.operation == Operation::fetch_add) {
-      gda::write_fetch_add_wqe(qp_, index, {item.remote_address, item.rkey, item.length, item.local_address, item.lkey},
-                               completion);
-    } else {
-      gda::write_nop_wqe(qp_, index, completion);
+      return gda::write_rdma_write_wqe(
+          qp_, index, {item.local_address, item.lkey, item.length, item.remote_address, item.rkey},
+          completion);
     }
+    if (item.operation == Operation::fetch_add) {
+      return gda::write_fetch_add_wqe(
+          qp_, index, {item.remote_address, item.rkey, item.length, item.local_address, item.lkey},
+          completion);
+    }
+    return gda::write_nop_wqe(qp_, index, completion);
   }
 
   nic::QpHandle qp_;

@@ -199,9 +199,10 @@ __global__ void ablation_kernel(nic::QpHandle qp, DocaCounters* counters, uint8_
       if constexpr (S == Step::bookkeeping) {
         status = post_with_bookkeeping(owned.qp, counters, base, value, remote, rkey);
       } else {
-        gda::write_rdma_write_value_wqe(owned.qp, base, value, 8, remote, rkey,
-                                        gda::Completion::signaled);
-        gda::note_doorbell(owned.qp, base, base + wqebbs);
+        gda::note_post<Fence>(owned.qp, base,
+                              gda::write_rdma_write_value_wqe(owned.qp, base, value, 8, remote,
+                                                              rkey, gda::Completion::signaled));
+        gda::note_doorbell<Fence>(owned.qp, base, base + wqebbs);
         ring<S>(owned.qp, base + wqebbs);
       }
     }

@@ -12,7 +12,7 @@
 namespace dissect {
 
 // `object` names the kind ("QP", "ring"); a QP number prints in hex as rdma-core's tools do.
-DISSECT_HD inline void report_wait_timeout(const char* what, const char* object, uint32_t id,
+DISSECT_HD inline DISSECT_COLD void report_wait_timeout(const char* what, const char* object, uint32_t id,
                                            bool hex_id, const char* index_name, uint64_t wanted,
                                            uint64_t reached, uint64_t waited_ns) {
   const auto ns = static_cast<unsigned long long>(waited_ns);

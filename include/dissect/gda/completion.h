@@ -54,7 +54,7 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
   nic::SendQueueState* state = qp.state;
   const nic::CqHandle& cq = qp.send_cq;
   uint32_t consumed = 0;
-  note_poll<S>(qp);
+  note_poll<Ordering, S>(qp);
   for (;;) {
     const uint64_t ci = counter_load<S>(&state->cq_ci);
     const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
@@ -67,17 +67,17 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
     const bool failed = mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR;
     if constexpr (S == Sharing::exclusive) {
       state->cq_ci = ci + 1;
-      if (failed) record_cq_error(qp, cqe, start), note_error<S>(qp);
+      if (failed) record_cq_error(qp, cqe, start), note_error<Ordering, S>(qp);
       // Every CQE is counted once as drained, through note_retired, whether or not it retires
       // anything new (an error CQE too: note_error counts only the error).
       const uint64_t from = retired > state->cons_idx ? state->cons_idx : retired;
-      note_retired<S>(qp, from, retired);
+      note_retired<Ordering, S>(qp, from, retired);
       if (retired > state->cons_idx) state->cons_idx = retired;
     } else {
       if (!compare_exchange<Scope::gpu>(&state->cq_ci, ci, ci + 1)) continue;
-      if (failed) record_cq_error(qp, cqe, start), note_error<S>(qp);
+      if (failed) record_cq_error(qp, cqe, start), note_error<Ordering, S>(qp);
       const uint64_t previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
-      note_retired<S>(qp, retired > previous ? previous : retired, retired);
+      note_retired<Ordering, S>(qp, retired > previous ? previous : retired, retired);
     }
     ++consumed;
   }

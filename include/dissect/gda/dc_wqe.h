@@ -80,7 +80,7 @@ DISSECT_HD inline void write_raddr_at(const nic::QpHandle& qp, uint64_t index, u
 }
 
 // A DC RDMA WRITE with a pointer payload to `destination`.
-DISSECT_HD inline void write_dc_write_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_dc_write_wqe(const nic::QpHandle& qp, uint64_t index,
                                           const DcDestination& destination, AvForm form,
                                           const WriteRequest& r, Completion completion) {
   const uint32_t at = 1 + av_ds(form);
@@ -88,12 +88,12 @@ DISSECT_HD inline void write_dc_write_wqe(const nic::QpHandle& qp, uint64_t inde
   write_raddr_at(qp, index, at, r.remote_address, r.rkey);
   write_data(qp, index, at + 1, r.length, r.lkey, r.local_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_write_ds(form), completion, mlx5::be32{0});
-  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_write_ds(form));
+  return PostNote{r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_write_ds(form)};
 }
 
 // A DC inline WRITE of `length` (1..8) bytes held in a register (write_rdma_write_value_wqe's
 // payload rule) to `destination`.
-DISSECT_HD inline void write_dc_write_value_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_dc_write_value_wqe(const nic::QpHandle& qp, uint64_t index,
                                                 const DcDestination& destination, AvForm form,
                                                 uint64_t value, uint32_t length,
                                                 uint64_t remote_address, uint32_t rkey,
@@ -105,7 +105,7 @@ DISSECT_HD inline void write_dc_write_value_wqe(const nic::QpHandle& qp, uint64_
   store_segment(qp.sq.segment(index, at + 1), s);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_value_ds(form, length), completion,
              mlx5::be32{0});
-  note_post(qp, index, length, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_value_ds(form, length));
+  return PostNote{length, mlx5::MLX5_OPCODE_RDMA_WRITE, dc_value_ds(form, length)};
 }
 
 }  // namespace dissect::gda

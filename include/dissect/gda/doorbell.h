@@ -35,7 +35,7 @@ DISSECT_HD inline Status ring(const nic::QpHandle& qp) {
   nic::SendQueueState* state = qp.state;
   if constexpr (S == Sharing::exclusive) {
     if (state->ready_head > state->prod_idx) {
-      note_doorbell(qp, state->prod_idx, state->ready_head);
+      note_doorbell<Ordering>(qp, state->prod_idx, state->ready_head);
       store_doorbell_pair<Ordering>(qp, state->ready_head);
       state->prod_idx = state->ready_head;
     }
@@ -45,7 +45,7 @@ DISSECT_HD inline Status ring(const nic::QpHandle& qp) {
     const uint64_t end = load_acquire<Scope::gpu>(&state->ready_head);
     const uint64_t rung = load_relaxed<Scope::gpu>(&state->prod_idx);
     if (end > rung) {
-      note_doorbell(qp, rung, end);
+      note_doorbell<Ordering>(qp, rung, end);
       store_doorbell_pair<Ordering>(qp, end);
       store_release<Scope::gpu>(&state->prod_idx, end);
     }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dissect/gda/completion.h"
 #include "dissect/gda/ordering.h"
@@ -33,12 +34,19 @@ namespace dissect::gda {
 
 namespace detail {
 // reserve -> build -> publish and ring, for a handle (state in memory) or an OwnedQp (registers).
+// `build` writes the WQE(s) at `base` and returns the one WQE's PostNote, or, when it counts its
+// WQEs itself (post_batch), nothing.
 template <typename Ordering, Sharing S, typename Queue, typename Build>
 DISSECT_HD inline Status submit(Queue& queue, uint32_t wqebbs, uint64_t* end, Build&& build) {
   uint64_t base;
   const Status room = reserve<Ordering, S>(queue, wqebbs, &base);
   if (room != Status::ok) return room;
-  build(handle_of(queue), base);
+  const nic::QpHandle& qp = handle_of(queue);
+  if constexpr (std::is_void_v<decltype(build(qp, base))>) {
+    build(qp, base);
+  } else {
+    note_post<Ordering>(qp, base, build(qp, base));
+  }
   *end = base + wqebbs;
   return publish_and_ring<Ordering, S>(queue, base, wqebbs);
 }
@@ -52,7 +60,7 @@ DISSECT_HD inline Status put(Queue&& queue, const WriteRequest& request, Complet
                              uint64_t* end) {
   return detail::submit<Ordering, S>(queue, write_wqebbs(), end,
                                      [&](const nic::QpHandle& qp, uint64_t base) {
-                                       write_rdma_write_wqe(qp, base, request, completion);
+                                       return write_rdma_write_wqe(qp, base, request, completion);
                                      });
 }
 
@@ -61,7 +69,7 @@ DISSECT_HD inline Status put_inline(Queue&& queue, const InlineWriteRequest& req
                                     Completion completion, uint64_t* end) {
   return detail::submit<Ordering, S>(queue, inline_write_wqebbs(request.length), end,
                                      [&](const nic::QpHandle& qp, uint64_t base) {
-                                       write_rdma_write_inline_wqe(qp, base, request, completion);
+                                       return write_rdma_write_inline_wqe(qp, base, request, completion);
                                      });
 }
 
@@ -74,7 +82,7 @@ DISSECT_HD inline Status put_value(Queue&& queue, uint64_t value, uint32_t lengt
   if (length == 0 || length > 8) return Status::invalid_request;
   return detail::submit<Ordering, S>(
       queue, inline_write_wqebbs(length), end, [&](const nic::QpHandle& qp, uint64_t base) {
-        write_rdma_write_value_wqe(qp, base, value, length, remote_address, rkey, completion);
+        return write_rdma_write_value_wqe(qp, base, value, length, remote_address, rkey, completion);
       });
 }
 
@@ -85,7 +93,7 @@ DISSECT_HD inline Status put_dc(Queue&& queue, const DcDestination& destination,
                                 const WriteRequest& request, Completion completion, uint64_t* end) {
   return detail::submit<Ordering, S>(
       queue, dc_write_wqebbs(form), end, [&](const nic::QpHandle& qp, uint64_t base) {
-        write_dc_write_wqe(qp, base, destination, form, request, completion);
+        return write_dc_write_wqe(qp, base, destination, form, request, completion);
       });
 }
 
@@ -97,7 +105,7 @@ DISSECT_HD inline Status put_value_dc(Queue&& queue, const DcDestination& destin
   if (length == 0 || length > 8) return Status::invalid_request;
   return detail::submit<Ordering, S>(
       queue, dc_value_wqebbs(form, length), end, [&](const nic::QpHandle& qp, uint64_t base) {
-        write_dc_write_value_wqe(qp, base, destination, form, value, length, remote_address, rkey,
+        return write_dc_write_value_wqe(qp, base, destination, form, value, length, remote_address, rkey,
                                  completion);
       });
 }
@@ -108,7 +116,7 @@ DISSECT_HD inline Status put_with_immediate(Queue&& queue, const WriteRequest& r
                                             uint64_t* end) {
   return detail::submit<Ordering, S>(
       queue, write_wqebbs(), end, [&](const nic::QpHandle& qp, uint64_t base) {
-        write_rdma_write_imm_wqe(qp, base, request, immediate, completion);
+        return write_rdma_write_imm_wqe(qp, base, request, immediate, completion);
       });
 }
 
@@ -117,13 +125,13 @@ template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue>
 DISSECT_HD inline Status fetch_add(Queue&& queue, const FetchAddRequest& request, uint64_t* end) {
   return detail::submit<Ordering, S>(queue, fetch_add_wqebbs(), end,
                                      [&](const nic::QpHandle& qp, uint64_t base) {
-                                       write_fetch_add_wqe(qp, base, request, Completion::signaled);
+                                       return write_fetch_add_wqe(qp, base, request, Completion::signaled);
                                      });
 }
 
 // `count` WQEs of `wqebbs_each` WQEBBs, one reservation, one doorbell: build_one(qp, index, i,
-// completion) writes the i-th at WQEBB `index`. Only the last may be signalled (`last`), and its
-// CQE retires the others (send queues complete in order).
+// completion) writes the i-th at WQEBB `index` and returns its PostNote. Only the last may be
+// signalled (`last`), and its CQE retires the others (send queues complete in order).
 template <typename Ordering, Sharing S = Sharing::exclusive, typename Queue, typename BuildOne>
 DISSECT_HD inline Status post_batch(Queue&& queue, uint32_t count, uint32_t wqebbs_each,
                                     Completion last, uint64_t* end, BuildOne&& build_one) {
@@ -132,7 +140,8 @@ DISSECT_HD inline Status post_batch(Queue&& queue, uint32_t count, uint32_t wqeb
                              [&](const nic::QpHandle& qp, uint64_t base) {
                                for (uint32_t i = 0; i < count; ++i) {
                                  const Completion c = i + 1 == count ? last : Completion::unsignaled;
-                                 build_one(qp, base + uint64_t{i} * wqebbs_each, i, c);
+                                 const uint64_t index = base + uint64_t{i} * wqebbs_each;
+                                 note_post<Ordering>(qp, index, build_one(qp, index, i, c));
                                }
                              });
 }
@@ -144,7 +153,7 @@ DISSECT_HD inline Status post_writes(Queue&& queue, const WriteRequest* requests
   return post_batch<Ordering, S>(
       queue, count, write_wqebbs(), last, end,
       [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
-        write_rdma_write_wqe(qp, index, requests[i], c);
+        return write_rdma_write_wqe(qp, index, requests[i], c);
       });
 }
 
@@ -159,7 +168,7 @@ DISSECT_HD inline Status post_inline_writes(Queue&& queue, const InlineWriteRequ
   return post_batch<Ordering, S>(
       queue, count, count ? inline_write_wqebbs(requests[0].length) : 1, last, end,
       [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
-        write_rdma_write_inline_wqe(qp, index, requests[i], c);
+        return write_rdma_write_inline_wqe(qp, index, requests[i], c);
       });
 }
 
@@ -175,7 +184,7 @@ DISSECT_HD inline Status post_values(Queue&& queue, uint32_t count, uint32_t len
   return post_batch<Ordering, S>(
       queue, count, inline_write_wqebbs(length), last, end,
       [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, Completion c) {
-        write_rdma_write_value_wqe(qp, index, value_of(i), length, address_of(i), rkey, c);
+        return write_rdma_write_value_wqe(qp, index, value_of(i), length, address_of(i), rkey, c);
       });
 }
 

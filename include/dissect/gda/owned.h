@@ -73,7 +73,7 @@ DISSECT_HD inline Status reserve(OwnedQp& queue, uint32_t wqebbs, uint64_t* base
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status publish_and_ring(OwnedQp& queue, uint64_t base, uint32_t wqebbs) {
   const uint64_t end = base + wqebbs;
-  note_doorbell(queue.qp, base, end);
+  note_doorbell<Ordering>(queue.qp, base, end);
   store_doorbell_pair<Ordering>(queue.qp, end);
   return Status::ok;
 }

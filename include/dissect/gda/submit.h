@@ -100,7 +100,7 @@ DISSECT_HD inline Status publish_and_ring(const nic::QpHandle& qp, uint64_t base
     // the doorbell covers exactly these WQEs, and nothing needs reading back.
     const uint64_t end = base + wqebbs;
     qp.state->ready_head = end;
-    note_doorbell(qp, base, end);
+    note_doorbell<Ordering>(qp, base, end);
     store_doorbell_pair<Ordering>(qp, end);
     qp.state->prod_idx = end;
     return Status::ok;

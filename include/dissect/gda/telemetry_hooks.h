@@ -1,7 +1,8 @@
 // Where mini-gda calls telemetry: at post, at the doorbell, at every CQ poll, and when a CQE
-// retires a range of WQEBBs. With `qp.telemetry` null (telemetry off, or the QP has no slot) each
-// hook is one predictable branch. The same code runs on host threads (slot in host memory) and on
-// GPU threads (slot and post_stamps in GPU memory, see src/softnic/gpu_slot.h).
+// retires a range of WQEBBs, in submit paths whose policy counts (counted<Ordering>, below). With
+// `qp.telemetry` null (telemetry off, or the QP has no slot) each hook is one predictable branch.
+// The same code runs on host threads (slot in host memory) and on GPU threads (slot and
+// post_stamps in GPU memory, see src/softnic/gpu_slot.h).
 //
 // Cost model: a post touches no counter. It writes one word, its WQE's stamp, into the WQE's start
 // slot of `qp.post_stamps` (and zero into the slots of its other WQEBBs, so that a range read later
@@ -22,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dissect/gda/sharing.h"
 #include "dissect/mlx5/wqe.h"
@@ -37,6 +39,35 @@ inline constexpr bool TELEMETRY_COMPILED = false;
 #else
 inline constexpr bool TELEMETRY_COMPILED = true;
 #endif
+
+// Telemetry is a compile-time policy of the submit path, beside its ordering: counted<Ordering> is
+// the ordering gda/ordering.h names, with the hooks below compiled in; a bare ordering has none,
+// so its put compiles to the same SASS as a build without telemetry (tests/cpu/gda: the PTX of
+// both is compared). Why not a runtime check everywhere: with the hooks in every put (a null
+// check each), put_value was 2,536 SASS instructions and 56 registers against 272 and 32 without
+// them (sm_90, nvcc 13.0), and a kernel carrying a put it never calls kept its live values in
+// local memory (gpu-kernel-cost's compute caller lost 80 % of its throughput on the H200).
+template <typename Ordering>
+struct counted : Ordering {
+  static constexpr bool counts_telemetry = true;
+};
+
+template <typename Policy, typename = void>
+struct counts_telemetry : std::false_type {};
+template <typename Policy>
+struct counts_telemetry<Policy, std::void_t<decltype(Policy::counts_telemetry)>>
+    : std::bool_constant<Policy::counts_telemetry> {};
+// Whether `Policy`'s submit path calls the hooks.
+template <typename Policy>
+inline constexpr bool COUNTS = TELEMETRY_COMPILED && counts_telemetry<Policy>::value;
+
+// What a builder wrote (gda/wqe.h), for the post hook: the submit path passes it on when its
+// policy counts.
+struct PostNote {
+  uint64_t bytes;
+  uint8_t opcode;
+  uint32_t ds;
+};
 
 // The stamp a post writes:
 //   bits 0..4   WQEBBs of the WQE (1..16); nonzero marks a WQE start
@@ -68,12 +99,12 @@ DISSECT_HD constexpr uint64_t opcode_class(uint8_t opcode) {
 }
 }  // namespace post_stamp
 
-DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64_t bytes,
-                                 uint8_t opcode, uint32_t ds) {
-  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
+namespace detail {
+DISSECT_HD inline void stamp_post(const nic::QpHandle& qp, uint64_t start, const PostNote& note) {
   namespace ps = post_stamp;
-  const uint64_t wqebbs = mlx5::wqebbs_for_ds(ds);
-  uint64_t stamp = wqebbs | ps::opcode_class(opcode) << ps::CLASS_SHIFT |
+  const uint64_t wqebbs = mlx5::wqebbs_for_ds(note.ds);
+  const uint64_t bytes = note.bytes;
+  uint64_t stamp = wqebbs | ps::opcode_class(note.opcode) << ps::CLASS_SHIFT |
                    (bytes < ps::BYTES_MAX ? bytes : ps::BYTES_MAX) << ps::BYTES_SHIFT;
   // (-start) mod N is the distance to the next multiple of N: covered when below the WQE's size.
   if (((0 - start) & qp.telemetry_sample_mask) < wqebbs) {
@@ -82,6 +113,14 @@ DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, uint64
   const uint64_t mask = qp.sq.mask();
   qp.post_stamps[start & mask] = stamp;
   for (uint64_t k = 1; k < wqebbs; ++k) qp.post_stamps[(start + k) & mask] = 0;
+}
+}  // namespace detail
+
+template <typename Policy>
+DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, const PostNote& note) {
+  if constexpr (COUNTS<Policy>) {
+    if (qp.telemetry != nullptr) detail::stamp_post(qp, start, note);
+  }
 }
 
 namespace detail {
@@ -148,8 +187,10 @@ DISSECT_HD inline void for_each_stamp(uint64_t* post_stamps, uint64_t mask, uint
 // The ringer announces the WQEs that start in [from, to) as one doorbell. The handle's fields are
 // copied first: it may sit in memory that the stores below could alias, as far as the compiler
 // knows, and would otherwise be re-read after each of them.
+template <typename Policy>
 DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
+  if constexpr (!COUNTS<Policy>) return;
+  if (qp.telemetry == nullptr) return;
   telemetry::QpCounters* const counters = qp.telemetry;
   detail::RungSums sums;
   for_each_stamp(qp.post_stamps, qp.sq.mask(), from, to, [&](uint64_t* slot, uint64_t stamp) {
@@ -167,9 +208,10 @@ inline constexpr telemetry::Writers POLLERS =
 
 // One CQE retired [from, to): each WQE that starts there is completed, the sampled ones with
 // their latency; the counts go in with one add each.
-template <Sharing S>
+template <typename Policy, Sharing S>
 DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if (!TELEMETRY_COMPILED || qp.telemetry == nullptr) return;
+  if constexpr (!COUNTS<Policy>) return;
+  if (qp.telemetry == nullptr) return;
   namespace ps = post_stamp;
   telemetry::QpCounters* const counters = qp.telemetry;
   uint64_t wqes = 0;
@@ -186,13 +228,13 @@ DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint
   telemetry::on_completions<POLLERS<S>>(counters, wqes, 1);
 }
 
-template <Sharing S>
+template <typename Policy, Sharing S>
 DISSECT_HD inline void note_poll(const nic::QpHandle& qp) {
-  if (TELEMETRY_COMPILED) telemetry::on_cq_poll<POLLERS<S>>(qp.telemetry);
+  if constexpr (COUNTS<Policy>) telemetry::on_cq_poll<POLLERS<S>>(qp.telemetry);
 }
-template <Sharing S>
+template <typename Policy, Sharing S>
 DISSECT_HD inline void note_error(const nic::QpHandle& qp) {
-  if (TELEMETRY_COMPILED) telemetry::on_cq_error<POLLERS<S>>(qp.telemetry);
+  if constexpr (COUNTS<Policy>) telemetry::on_cq_error<POLLERS<S>>(qp.telemetry);
 }
 
 }  // namespace dissect::gda

@@ -51,7 +51,8 @@ struct HostWarp {
   DISSECT_HD void sync() const {}
 };
 
-// `count` WQEs of `wqebbs_each` WQEBBs: build_one(qp, index, i, completion) builds the i-th, on
+// `count` WQEs of `wqebbs_each` WQEBBs: build_one(qp, index, i, completion) builds the i-th (and
+// returns its PostNote), on
 // lane i % 32. Only the last may be signalled (`last`). Every lane returns the same status; *end
 // receives the WQEBB index after the group.
 template <typename Ordering, Sharing S, typename Lanes, typename BuildOne>
@@ -67,7 +68,9 @@ DISSECT_HD inline Status post_cooperative(const Lanes& lanes, const nic::QpHandl
   if (status != Status::ok) return status;
   base = lanes.broadcast(base);
   for (uint32_t i = lanes.first(); i < count; i += lanes.step) {
-    build_one(qp, base + uint64_t{i} * wqebbs_each, i, i + 1 == count ? last : Completion::unsignaled);
+    const uint64_t index = base + uint64_t{i} * wqebbs_each;
+    note_post<Ordering>(qp, index,
+                        build_one(qp, index, i, i + 1 == count ? last : Completion::unsignaled));
   }
   lanes.sync();
   if (lanes.leader()) status = publish_and_ring<Ordering, S>(qp, base, wqebbs);
@@ -87,7 +90,7 @@ DISSECT_HD inline Status post_values_cooperative(const Lanes& lanes, const nic::
   return post_cooperative<Ordering, S>(
       lanes, qp, count, inline_write_wqebbs(length), last, end,
       [&](const nic::QpHandle& q, uint64_t index, uint32_t i, Completion c) {
-        write_rdma_write_value_wqe(q, index, value_of(i), length, address_of(i), rkey, c);
+        return write_rdma_write_value_wqe(q, index, value_of(i), length, address_of(i), rkey, c);
       });
 }
 

@@ -3,9 +3,10 @@
 // whole 16-byte segments addressed through the ring, so a WQE that straddles the end of the ring
 // wraps to slot 0 segment by segment.
 //
-// Caller: the thread that reserved `index` (gda/submit.h). Nothing here orders or publishes.
-// Every builder ends with telemetry's post hook (a no-op without a slot), so each WQE is counted
-// once whichever path built it: mini-gda's put*() or a proxy worker.
+// Caller: the thread that reserved `index` (gda/submit.h). Nothing here orders, publishes or
+// counts: each builder returns what it wrote (PostNote), which a submit path whose policy counts
+// telemetry hands to note_post (gda/telemetry_hooks.h), so each WQE is counted once whichever path
+// built it: mini-gda's put*() or a proxy worker.
 #pragma once
 
 #include <cstdint>
@@ -105,24 +106,24 @@ DISSECT_HD constexpr uint32_t inline_write_wqebbs(uint32_t length) {
 }
 DISSECT_HD constexpr uint32_t fetch_add_wqebbs() { return 1; }
 
-DISSECT_HD inline void write_rdma_write_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_rdma_write_wqe(const nic::QpHandle& qp, uint64_t index,
                                             const WriteRequest& r, Completion completion) {
   write_raddr(qp, index, r.remote_address, r.rkey);
   write_data(qp, index, 2, r.length, r.lkey, r.local_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS, completion,
              mlx5::be32{0});
-  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS);
+  return PostNote{r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::RC_WRITE_DS};
 }
 
 // `immediate` is delivered to the responder's receive CQE as given (big-endian, as verbs defines
 // imm_data).
-DISSECT_HD inline void write_rdma_write_imm_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_rdma_write_imm_wqe(const nic::QpHandle& qp, uint64_t index,
                                                 const WriteRequest& r, mlx5::be32 immediate,
                                                 Completion completion) {
   write_raddr(qp, index, r.remote_address, r.rkey);
   write_data(qp, index, 2, r.length, r.lkey, r.local_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS, completion, immediate);
-  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS);
+  return PostNote{r.length, mlx5::MLX5_OPCODE_RDMA_WRITE_IMM, mlx5::RC_WRITE_DS};
 }
 
 // Four payload bytes starting at `at` (zero past `length`), in memory order. A 4-byte-aligned
@@ -233,14 +234,14 @@ DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t in
   }
 }
 
-DISSECT_HD inline void write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint64_t index,
                                                    const InlineWriteRequest& r,
                                                    Completion completion) {
   write_raddr(qp, index, r.remote_address, r.rkey);
   write_inline_payload(qp, index, r.payload, r.length);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length),
              completion, mlx5::be32{0});
-  note_post(qp, index, r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length));
+  return PostNote{r.length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(r.length)};
 }
 
 // The inline segment of `length` (1..8) bytes held in `value` (memory order): the header and the
@@ -263,7 +264,7 @@ DISSECT_HD inline Segment inline_value_segment(uint64_t value, uint32_t length) 
 
 // An inline WRITE of `length` (1..8) bytes held in a register, in memory order of `value` (both
 // the GPU and x86 are little-endian): the header and the payload fit the first inline chunk.
-DISSECT_HD inline void write_rdma_write_value_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_rdma_write_value_wqe(const nic::QpHandle& qp, uint64_t index,
                                                   uint64_t value, uint32_t length,
                                                   uint64_t remote_address, uint32_t rkey,
                                                   Completion completion) {
@@ -272,10 +273,10 @@ DISSECT_HD inline void write_rdma_write_value_wqe(const nic::QpHandle& qp, uint6
   store_segment(qp.sq.segment(index, 2), s);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(length), completion,
              mlx5::be32{0});
-  note_post(qp, index, length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(length));
+  return PostNote{length, mlx5::MLX5_OPCODE_RDMA_WRITE, mlx5::rc_write_inline_ds(length)};
 }
 
-DISSECT_HD inline void write_fetch_add_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_fetch_add_wqe(const nic::QpHandle& qp, uint64_t index,
                                            const FetchAddRequest& r, Completion completion) {
   write_raddr(qp, index, r.remote_address, r.rkey);
   mlx5::mlx5_wqe_atomic_seg atomic;
@@ -284,13 +285,13 @@ DISSECT_HD inline void write_fetch_add_wqe(const nic::QpHandle& qp, uint64_t ind
   write_data(qp, index, 3, 8, r.result_lkey, r.result_address);
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS, completion,
              mlx5::be32{0});
-  note_post(qp, index, 8, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS);
+  return PostNote{8, mlx5::MLX5_OPCODE_ATOMIC_FA, mlx5::RC_FETCH_ADD_DS};
 }
 
-DISSECT_HD inline void write_nop_wqe(const nic::QpHandle& qp, uint64_t index,
+DISSECT_HD inline PostNote write_nop_wqe(const nic::QpHandle& qp, uint64_t index,
                                      Completion completion) {
   write_ctrl(qp, index, mlx5::MLX5_OPCODE_NOP, 1, completion, mlx5::be32{0});
-  note_post(qp, index, 0, mlx5::MLX5_OPCODE_NOP, 1);
+  return PostNote{0, mlx5::MLX5_OPCODE_NOP, 1};
 }
 
 }  // namespace dissect::gda

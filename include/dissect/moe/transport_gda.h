@@ -41,7 +41,8 @@ struct GdaTransport {
     uint64_t base = 0;
     const gda::Status room = gda::reserve<Ordering, shared>(qp, gda::write_wqebbs(), &base);
     if (room != gda::Status::ok) return room;
-    gda::write_rdma_write_wqe(qp, base, request, gda::Completion::unsignaled);
+    gda::note_post<Ordering>(qp, base,
+                             gda::write_rdma_write_wqe(qp, base, request, gda::Completion::unsignaled));
     const gda::Status published = gda::publish<shared>(qp, base, gda::write_wqebbs());
     if (published != gda::Status::ok) return published;
     if ((message_index + 1) % h.doorbell_batch != 0) return gda::Status::ok;
@@ -57,7 +58,8 @@ struct GdaTransport {
     uint64_t base = 0;
     const gda::Status room = gda::reserve<Ordering, shared>(qp, gda::fetch_add_wqebbs(), &base);
     if (room != gda::Status::ok) return room;
-    gda::write_fetch_add_wqe(qp, base, request, gda::Completion::signaled);
+    gda::note_post<Ordering>(qp, base,
+                             gda::write_fetch_add_wqe(qp, base, request, gda::Completion::signaled));
     const gda::Status published = gda::publish<shared>(qp, base, gda::fetch_add_wqebbs());
     if (published != gda::Status::ok) return published;
     return gda::ring<Ordering, shared>(qp);

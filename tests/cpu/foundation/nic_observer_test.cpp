@@ -74,7 +74,7 @@ TEST(NicObserver, TheSoftnicOpensItsNicAndTracksEveryQpWithTheObserver) {
   uint64_t end = 0;
   const dissect::gda::WriteRequest r{lb.source_address(), lb.source_mr.lkey, 64,
                                      lb.destination_address(), lb.destination_mr.rkey};
-  using Policy = dissect::gda::ordering::system_release_store;
+  using Policy = dissect::gda::counted<dissect::gda::ordering::system_release_store>;
   constexpr auto kExclusive = dissect::gda::Sharing::exclusive;
   ASSERT_EQ((dissect::gda::put<Policy>(lb.qp(), r, dissect::gda::Completion::signaled, &end)),
             dissect::gda::Status::ok);

@@ -14,7 +14,7 @@
 namespace gda = dissect::gda;
 using dissect::testing::fill_pattern;
 using dissect::testing::Loopback;
-using Policy = gda::ordering::system_release_store;
+using Policy = gda::counted<gda::ordering::system_release_store>;  // telemetry counts its posts
 constexpr auto kExclusive = gda::Sharing::exclusive;
 
 namespace {

@@ -17,7 +17,7 @@
 namespace dissect::gputest {
 namespace {
 
-using Policy = gda::ordering::gpu_fence;
+using Policy = gda::counted<gda::ordering::gpu_fence>;  // the hooks compiled in
 using telemetry::test::JsonValue;
 
 constexpr uint32_t SLOT = 256;
