@@ -24,11 +24,14 @@ def section(R):
     ratio("tuned proxy enqueue / one posted 16 B store",
           _p50(R, "gpu-proxy-latency", "tuned", "issue"),
           _p50(R, "gpu-proxy-latency", "16B posted store (reference)", "issue"), 2.0, "at most")
-    off = _p50(R, "gpu-telemetry-rate", "off", "ns per message")
-    on = _p50(R, "gpu-telemetry-rate", "N=16", "ns per message")
-    ratio("GPU-path time per message, telemetry N = 16 / off", on, off, 1.05, "at most")
-    ratio("GPU-path time per message, telemetry off (hooks compiled in) / compiled out", off,
-          _p50(R, "gpu-telemetry-rate", "compiled out", "ns per message"), 1.03, "at most")
+    # Issue time, not wall time: one thread's wall rate here is the NIC model's (every variant
+    # runs at the engine's one-QP rate), so only the submitter's own time shows what telemetry costs.
+    issue = {label: _p50(R, "gpu-telemetry-rate", label, "issue ns per message")
+             for label in ("compiled out", "off", "N=16")}
+    ratio("GPU-path issue time per message, telemetry N = 16 / off", issue["N=16"], issue["off"],
+          1.05, "at most")
+    ratio("GPU-path issue time per message, telemetry off (hooks compiled in) / compiled out",
+          issue["off"], issue["compiled out"], 1.03, "at most")
     if not rows:
         return []
     return ["## Checks (same run)", "",

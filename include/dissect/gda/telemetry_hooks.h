@@ -100,26 +100,31 @@ DISSECT_HD constexpr uint64_t opcode_class(uint8_t opcode) {
 }  // namespace post_stamp
 
 namespace detail {
-DISSECT_HD inline void stamp_post(const nic::QpHandle& qp, uint64_t start, const PostNote& note) {
+// Inline, unlike the other hook bodies (below): a call per WQE cost a counted post of 16 writes
+// with telemetry on 27 % more issue time than the inlined store (H200, gpu-telemetry-rate).
+DISSECT_HD inline void stamp_post(uint64_t* post_stamps, uint64_t mask,
+                                               uint64_t sample_mask, uint64_t start,
+                                               PostNote note) {
   namespace ps = post_stamp;
   const uint64_t wqebbs = mlx5::wqebbs_for_ds(note.ds);
   const uint64_t bytes = note.bytes;
   uint64_t stamp = wqebbs | ps::opcode_class(note.opcode) << ps::CLASS_SHIFT |
                    (bytes < ps::BYTES_MAX ? bytes : ps::BYTES_MAX) << ps::BYTES_SHIFT;
   // (-start) mod N is the distance to the next multiple of N: covered when below the WQE's size.
-  if (((0 - start) & qp.telemetry_sample_mask) < wqebbs) {
+  if (((0 - start) & sample_mask) < wqebbs) {
     stamp |= ps::SAMPLED | (telemetry::clock_ns() >> ps::TIME_UNIT_SHIFT) << ps::TIME_SHIFT;
   }
-  const uint64_t mask = qp.sq.mask();
-  qp.post_stamps[start & mask] = stamp;
-  for (uint64_t k = 1; k < wqebbs; ++k) qp.post_stamps[(start + k) & mask] = 0;
+  post_stamps[start & mask] = stamp;
+  for (uint64_t k = 1; k < wqebbs; ++k) post_stamps[(start + k) & mask] = 0;
 }
 }  // namespace detail
 
 template <typename Policy>
 DISSECT_HD inline void note_post(const nic::QpHandle& qp, uint64_t start, const PostNote& note) {
   if constexpr (COUNTS<Policy>) {
-    if (qp.telemetry != nullptr) detail::stamp_post(qp, start, note);
+    if (qp.telemetry != nullptr) {
+      detail::stamp_post(qp.post_stamps, qp.sq.mask(), qp.telemetry_sample_mask, start, note);
+    }
   }
 }
 
@@ -184,20 +189,32 @@ DISSECT_HD inline void for_each_stamp(uint64_t* post_stamps, uint64_t mask, uint
   }
 }
 
-// The ringer announces the WQEs that start in [from, to) as one doorbell. The handle's fields are
-// copied first: it may sit in memory that the stores below could alias, as far as the compiler
-// knows, and would otherwise be re-read after each of them.
-template <typename Policy>
-DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if constexpr (!COUNTS<Policy>) return;
-  if (qp.telemetry == nullptr) return;
-  telemetry::QpCounters* const counters = qp.telemetry;
-  detail::RungSums sums;
-  for_each_stamp(qp.post_stamps, qp.sq.mask(), from, to, [&](uint64_t* slot, uint64_t stamp) {
-    detail::sum_stamp(counters, slot, stamp, sums);
+// The doorbell's and the retirement's bodies run only with a slot: out of line, so that a counted
+// submit path with telemetry off carries a load and a branch there rather than their loops
+// (H200, gpu-telemetry-rate, a counted post of 16 writes with no slot: 61 ns of issue a message
+// against 45 compiled out with every body inlined, 53 against 48 with all three out of line).
+// Arguments by value: a handle passed by reference to a call would be copied to the stack.
+namespace detail {
+// The ringer announces the WQEs that start in [from, to) as one doorbell.
+DISSECT_HD inline DISSECT_COLD void tally_doorbell(telemetry::QpCounters* counters,
+                                                   uint64_t* post_stamps, uint64_t mask,
+                                                   uint64_t from, uint64_t to) {
+  RungSums sums;
+  for_each_stamp(post_stamps, mask, from, to, [&](uint64_t* slot, uint64_t stamp) {
+    sum_stamp(counters, slot, stamp, sums);
   });
   if (sums.run != 0) telemetry::on_rung_sizes(counters, sums.run_bucket, sums.run);
   telemetry::on_rung(counters, sums.tally);
+}
+}  // namespace detail
+
+template <typename Policy>
+DISSECT_HD inline void note_doorbell(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
+  if constexpr (COUNTS<Policy>) {
+    if (qp.telemetry != nullptr) {
+      detail::tally_doorbell(qp.telemetry, qp.post_stamps, qp.sq.mask(), from, to);
+    }
+  }
 }
 
 // An exclusive QP's send CQ is drained by its one submitter, so its completion-side counters have
@@ -206,17 +223,16 @@ template <Sharing S>
 inline constexpr telemetry::Writers POLLERS =
     S == Sharing::exclusive ? telemetry::Writers::one : telemetry::Writers::many;
 
+namespace detail {
 // One CQE retired [from, to): each WQE that starts there is completed, the sampled ones with
 // their latency; the counts go in with one add each.
-template <typename Policy, Sharing S>
-DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
-  if constexpr (!COUNTS<Policy>) return;
-  if (qp.telemetry == nullptr) return;
+template <Sharing S>
+DISSECT_HD DISSECT_COLD void tally_retired(telemetry::QpCounters* counters, uint64_t* post_stamps,
+                                           uint64_t mask, uint64_t from, uint64_t to) {
   namespace ps = post_stamp;
-  telemetry::QpCounters* const counters = qp.telemetry;
   uint64_t wqes = 0;
   uint64_t now = 0;
-  for_each_stamp(qp.post_stamps, qp.sq.mask(), from, to, [&](uint64_t*, uint64_t stamp) {
+  for_each_stamp(post_stamps, mask, from, to, [&](uint64_t*, uint64_t stamp) {
     if (stamp == 0) return;
     ++wqes;
     if (stamp & ps::SAMPLED) {
@@ -226,6 +242,16 @@ DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint
     }
   });
   telemetry::on_completions<POLLERS<S>>(counters, wqes, 1);
+}
+}  // namespace detail
+
+template <typename Policy, Sharing S>
+DISSECT_HD inline void note_retired(const nic::QpHandle& qp, uint64_t from, uint64_t to) {
+  if constexpr (COUNTS<Policy>) {
+    if (qp.telemetry != nullptr) {
+      detail::tally_retired<S>(qp.telemetry, qp.post_stamps, qp.sq.mask(), from, to);
+    }
+  }
 }
 
 template <typename Policy, Sharing S>
