@@ -274,7 +274,7 @@ const bool registered_proxy = register_experiment(
     {"gpu-proxy-latency", "one GPU thread through the proxy: baseline vs tuned handoff, 16 B store reference (Table 3)",
      run_gpu_proxy, true});
 const bool registered_telemetry = register_experiment(
-    {"gpu-telemetry-rate", "one GPU thread, 8 B writes, 16 per doorbell: rate with telemetry off and at N = 1, 4, 16, 64",
+    {"gpu-telemetry-rate", "one GPU thread, 8 B writes, 16 per doorbell: rate and issue time with telemetry compiled out, off and at N = 1, 4, 16, 64",
      run_gpu_telemetry, true});
 
 }  // namespace
