@@ -155,11 +155,29 @@ DISSECT_HD inline uint64_t payload_value(uint32_t op, uint32_t length) {
   return v;
 }
 
+// What a latency kernel puts from and to: the sender's source slots and their lkey, the peer's
+// destination slots and their rkey, the payload length (op i uses slot i % SLOTS of each).
+struct PutPath {
+  uint8_t* src;
+  uint32_t lkey;
+  uint8_t* dst;
+  uint32_t rkey;
+  uint32_t length;
+};
+
+// How many operations a latency kernel runs; the first `warmup` are not recorded.
+struct OpCount {
+  uint32_t warmup;
+  uint32_t iterations;
+};
+
 // One put of op `i`, timed from its request to the return of the issue: a[] cycles.
 template <typename Policy, Payload P, typename Queue>
-__device__ inline uint32_t timed_put(Queue& queue, uint32_t i, uint8_t* src, uint32_t lkey,
-                                     uint8_t* target, uint32_t rkey, uint32_t length,
+__device__ inline uint32_t timed_put(Queue& queue, uint32_t i, const PutPath& path,
                                      uint64_t* end, long long* issued_at, long long* issued) {
+  uint8_t* const src = path.src;
+  uint8_t* const target = path.dst + size_t{i % SLOTS} * SLOT;
+  const uint32_t lkey = path.lkey, rkey = path.rkey, length = path.length;
   uint32_t status;
   if constexpr (P == Payload::inline_value) {
     const uint64_t value = payload_value(i, length);
@@ -258,26 +276,23 @@ __device__ inline void prepare_inline(uint8_t* src, uint32_t i, uint32_t length)
 // One thread: `warmup + iterations` puts of `length` bytes, each signalled and waited for before
 // the next (at most one outstanding). a[] = issue cycles, b[] = put+completion cycles.
 template <typename Policy, Payload P, Counters C>
-__global__ void put_latency_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
-                                   uint32_t rkey, uint32_t length, uint32_t warmup,
-                                   uint32_t iterations, SampleBuffers out) {
+__global__ void put_latency_kernel(nic::QpHandle qp, PutPath path, OpCount ops, SampleBuffers out) {
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   uint32_t status = 0;
-  if constexpr (P == Payload::inline_buffer) prepare_inline(src, 0, length);
+  if constexpr (P == Payload::inline_buffer) prepare_inline(path.src, 0, path.length);
   auto run = [&](auto& queue) {
-    for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
-      uint8_t* target = dst + size_t{i % SLOTS} * SLOT;
+    for (uint32_t i = 0; i < ops.warmup + ops.iterations && status == 0; ++i) {
       uint64_t end = 0;
       long long ca, cb;
-      status = timed_put<Policy, P>(queue, i, src, lkey, target, rkey, length, &end, &ca, &cb);
+      status = timed_put<Policy, P>(queue, i, path, &end, &ca, &cb);
       if (status == 0) {
         status = static_cast<uint32_t>(
             gda::wait_completion<Policy, gda::Sharing::exclusive>(queue, end));
       }
       const long long cc = clock64();
-      record_op(out, i, warmup, ca, cb, cc);
-      if constexpr (P == Payload::inline_buffer) prepare_inline(src, i + 1, length);
+      record_op(out, i, ops.warmup, ca, cb, cc);
+      if constexpr (P == Payload::inline_buffer) prepare_inline(path.src, i + 1, path.length);
     }
   };
   if constexpr (C == Counters::registers) {
@@ -339,8 +354,8 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
     auto& b = pair.pe[1];
     cudaSetDevice(a.device);
     put_latency_kernel<Policy, P, C><<<1, 1, 0, a.stream>>>(
-        a.qp->handle(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length, config.warmup,
-        config.iterations, pair.samples);
+        a.qp->handle(), PutPath{a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, length},
+        OpCount{config.warmup, config.iterations}, pair.samples);
     check_cuda(cudaGetLastError(), "launch put_latency_kernel");
     record_latency_run(pair, run, t, config, length, "put latency kernel", issue, total,
                        describe_kernel_status);

@@ -6,16 +6,30 @@
 namespace dissect::bench {
 namespace gpu {
 
+// One side of the ping-pong: role 0 (PE 0) or 1, the source word a pointer put stages its value
+// in, the flag this side polls and the peer's flag it writes (under the peer's rkey).
+struct RoundTripSide {
+  uint32_t role;
+  uint8_t* src;
+  uint32_t lkey;
+  uint64_t* my_flag;
+  uint64_t* peer_flag;
+  uint32_t rkey;
+};
+
 // Ping-pong between two PEs polling a data word. Role 0 (PE 0) puts i+1 into PE 1's flag and
 // waits for PE 1's i+1 in its own flag: a[] = round-trip cycles. Role 1 answers.
 template <typename Policy, bool Inline>
-__global__ void round_trip_kernel(uint32_t role, nic::QpHandle qp, uint8_t* src, uint32_t lkey,
-                                  uint64_t* my_flag, uint64_t* peer_flag, uint32_t rkey,
-                                  uint32_t warmup, uint32_t iterations, SampleBuffers out) {
+__global__ void round_trip_kernel(nic::QpHandle qp, RoundTripSide side, OpCount ops,
+                                  SampleBuffers out) {
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
+  const uint32_t role = side.role, lkey = side.lkey, rkey = side.rkey;
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
+  uint64_t* const my_flag = side.my_flag;
+  uint64_t* const peer_flag = side.peer_flag;
   uint32_t status = 0;
-  uint64_t* staging = reinterpret_cast<uint64_t*>(src);
+  uint64_t* staging = reinterpret_cast<uint64_t*>(side.src);
   gda::OwnedQp owned = gda::own(qp);
   auto send = [&](uint64_t value) -> uint32_t {
     uint64_t end = 0;
@@ -69,12 +83,15 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
     auto* flag_a = reinterpret_cast<uint64_t*>(a.dst);
     auto* flag_b = reinterpret_cast<uint64_t*>(b.dst);
     cudaSetDevice(b.device);
-    round_trip_kernel<Policy, Inline><<<1, 1, 0, b.stream>>>(1, b.qp->handle(), b.src, b.src_mr.lkey,
-        flag_b, flag_a, a.dst_mr.rkey, config.warmup, config.iterations, pair.samples);
+    const OpCount ops{config.warmup, config.iterations};
+    round_trip_kernel<Policy, Inline><<<1, 1, 0, b.stream>>>(
+        b.qp->handle(), RoundTripSide{1, b.src, b.src_mr.lkey, flag_b, flag_a, a.dst_mr.rkey}, ops,
+        pair.samples);
     check_cuda(cudaGetLastError(), "launch round trip (PE 1)");
     cudaSetDevice(a.device);
-    round_trip_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(0, a.qp->handle(), a.src, a.src_mr.lkey,
-        flag_a, flag_b, b.dst_mr.rkey, config.warmup, config.iterations, pair.samples);
+    round_trip_kernel<Policy, Inline><<<1, 1, 0, a.stream>>>(
+        a.qp->handle(), RoundTripSide{0, a.src, a.src_mr.lkey, flag_a, flag_b, b.dst_mr.rkey}, ops,
+        pair.samples);
     check_cuda(cudaGetLastError(), "launch round trip (PE 0)");
     wait(a.stream, pair, "round trip PE 0");
     wait(b.stream, pair, "round trip PE 1");
