@@ -95,7 +95,7 @@ __global__ void submit_kernel(const Flow* flows, const Assignment* assignments, 
     for (uint32_t w = 0; w < visit && s == gda::Status::ok; w += batch) {
       uint64_t end = 0;
       s = gda::post_batch<Policy, gda::Sharing::exclusive>(
-          flow.qp, batch, 1, gda::Completion::signaled, &end,
+          flow.qp, visit - w < batch ? visit - w : batch, 1, gda::Completion::signaled, &end,
           [&](const nic::QpHandle& q, uint64_t index, uint32_t, gda::Completion c) {
             return gda::write_rdma_write_value_wqe(q, index, value_of(index, f), 8,
                                                    reinterpret_cast<uint64_t>(flow.dst + (index % SLOTS) * 8),
@@ -179,7 +179,9 @@ std::unique_ptr<Rig> make_rig(const Config& c, const std::string& direction, uin
   for (uint32_t i = 0; i <= far; ++i) {
     softnic::GpuSoftNicOptions o;
     o.device = c.device;
-    o.engine_ctas = i == 0 ? c.engine_ctas : c.peer_engine_ctas;
+    // A window waits doorbell_to_data + data_to_cqe (3.3 us on cx7-ib) in its warp, so a NIC
+    // sending at the full rate needs A's engine size: A, and the senders of receive mode.
+    o.engine_ctas = i == 0 || direction == "receive" ? c.engine_ctas : c.peer_engine_ctas;
     o.engine_warps_per_cta = c.engine_warps;
     o.profile = softnic::timing_profile(c.nic_profile);
     o.max_qps = i == 0 ? on_a : on_far;
@@ -252,7 +254,9 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
              {"far_nics", std::to_string(far)},
              {"submitter_threads_per_direction", std::to_string(std::min(c.submitters, q))},
              {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " + std::to_string(c.engine_warps) +
-                                  " warps on A, " + std::to_string(c.peer_engine_ctas) + " CTAs on each other NIC"},
+                                  " warps on A, " +
+                                  std::to_string(direction == "receive" ? c.engine_ctas : c.peer_engine_ctas) +
+                                  " CTAs on each other NIC"},
              {"nic_profile", softnic::profile_name(profile)},
              {"qp_cache_entries", std::to_string(profile.qp_cache_entries)},
              {"model", softnic::connection_model(profile)
@@ -372,7 +376,7 @@ int run_gpu_connection_scaling(const Arguments& args, Report& report) {
   c.submitters = static_cast<uint32_t>(args.integer("submitters", c.submitters, 1, 4096, "GPU threads per direction, each cycling its QPs (a fixed grid, as the paper's)"));
   c.messages = args.integer("messages", c.messages, 1024, 1ull << 32, "writes per direction per run, at least (every QP gets at least two visits)");
   c.engine_ctas = static_cast<uint32_t>(args.integer("engine-ctas", c.engine_ctas, 1, 1024, "CTAs of NIC A's engine kernel (one per SM)"));
-  c.peer_engine_ctas = static_cast<uint32_t>(args.integer("peer-engine-ctas", c.peer_engine_ctas, 1, 1024, "CTAs of each other NIC's engine kernel"));
+  c.peer_engine_ctas = static_cast<uint32_t>(args.integer("peer-engine-ctas", c.peer_engine_ctas, 1, 1024, "CTAs of each peer's engine kernel (send, both; receive's senders take --engine-ctas)"));
   c.engine_warps = static_cast<uint32_t>(args.integer("engine-warps", c.engine_warps, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
   c.runs = static_cast<uint32_t>(args.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   args.check_all_used();

@@ -375,11 +375,20 @@ DISSECT_HD inline void add_count(uint64_t& counter, uint64_t n) {
 }
 
 // Makes `c` a fresh copy of `qp` (state acquired first: a QP in RESET may be a slot whose context
-// is still being written) and finds its responder; returns the state.
+// is still being written) and finds its responder; returns the state. A connected QP with nothing
+// announced (no new doorbell, nothing left past its consumer) is not copied: it reads as RESET,
+// which serves nothing, exactly what the copy would have served. A warp serving more QPs than it
+// keeps copies of (CACHED_QPS) refreshes every other QP on each visit, and the copy (the context,
+// then its responder's state, then its NIC's header) is a chain of L2 round trips; the check is two
+// (gpu-connection-scaling: thousands of idle QPs per warp, a few with work).
 DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
   const uint32_t state = load_acquire<TABLE_SCOPE>(&qp.state);
   c.qp = nullptr;
   if (state == QP_STATE_RESET) return state;
+  if (state == QP_STATE_RTS && qp.sq_target <= qp.sq_consumer &&
+      load_acquire<Scope::system>(qp.doorbell) == qp.last_doorbell) {
+    return QP_STATE_RESET;
+  }
   c.view = qp;
   c.view.state = state;
   c.remote = remote_side(c.view);
