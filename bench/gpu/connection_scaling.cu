@@ -175,7 +175,8 @@ std::unique_ptr<Rig> make_rig(const Config& c, const std::string& direction, uin
   const bool sends = direction != "receive", receives = direction != "send";
   const uint32_t far = direction == "receive" ? c.senders : c.peers;
   const uint32_t on_a = (sends ? q : 0) + (receives ? q : 0);
-  const uint32_t on_far = (on_a + far - 1) / far;
+  const uint32_t per_far = (q + far - 1) / far;  // QP i of a direction is on far NIC i % far
+  const uint32_t on_far = (sends ? per_far : 0) + (receives ? per_far : 0);
   for (uint32_t i = 0; i <= far; ++i) {
     softnic::GpuSoftNicOptions o;
     o.device = c.device;
