@@ -129,7 +129,7 @@ double model_rate(const softnic::TimingProfile& p, const std::string& direction,
   const double ts = softnic::pipe_ns(p, 1, 8);  // ns per sent message
   const double tr = p.receive_message_rate_mps > 0 ? 1e3 / p.receive_message_rate_mps : 0;
   const double s = p.send_context_miss_ns, r = p.receive_context_miss_ns;
-  const double active = c.submitters;
+  const double active = std::min<double>(c.submitters, q);  // contexts in use at once, a direction
   auto send_time = [&](double contexts, double act) { return per * ts + window_misses(contexts, act, n, visit) * s; };
   auto receive_time = [&](double contexts, double act) { return per * tr + window_misses(contexts, act, n, visit) * r; };
   double window_ns = 0;  // A's pipe per window of the measured direction, and the far side's share
@@ -345,7 +345,7 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
   r.metrics = {rate};
   if (direction == "both") r.metrics.push_back(received);
   r.metrics.push_back(misses);
-  r.metrics.push_back(ceiling);
+  if (predicted > 0) r.metrics.push_back(ceiling);  // a profile without pipe costs predicts nothing
   r.payload_validated = valid;
   return r;
 }

@@ -504,8 +504,6 @@ DISSECT_HD inline double pipe_cost_units(const TimingProfile& p, uint32_t messag
   return pipe_ns(p, messages, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
 }
 
-// Returns the time the payloads may move (the CQEs follow data_to_cqe after it, so the engine's
-// own copying overlaps the modelled acknowledgement rather than adding to it).
 // The connection-state model's share of a window (connection_state.h): the requester's context
 // in this NIC's cache (a miss grows `cost`, this pipe's claim), the responder's in its NIC's (its
 // pipe claimed here; returns when that claim ends, 0 for none). Out of line and only under a
@@ -530,6 +528,8 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
   return out;
 }
 
+// Returns the time the payloads may move (the CQEs follow data_to_cqe after it, so the engine's
+// own copying overlaps the modelled acknowledgement rather than adding to it).
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
                                          uint64_t bytes, bool pointer) {
   const TimingProfile& p = w.profile;
