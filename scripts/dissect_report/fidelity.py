@@ -545,12 +545,54 @@ def dormant_code(R, P):
                    "resident blocks beside the baseline's", compute + others)
 
 
+CONNECTIONS = "gpu-connection-scaling"
+MODEL_FIGURE = ("the curve is the softnic's connection-state model's, calibrated to this figure "
+                "(cx7-ib fitted to 152 and 74 Mmsg/s, 242 Mmsg/s at 32,768 QPs and the 1,350-connection onset): "
+                "it shows the model holding its calibration and what it predicts, not what a ConnectX does")
+
+
+def connection_rows(R, direction, visit="32", transport="rc"):
+    """gpu-connection-scaling rows of one curve, by active QPs per direction."""
+    rows = R.find(CONNECTIONS, knobs={"direction": direction, "writes_per_visit": visit, "transport": transport})
+    return sorted(rows, key=lambda r: res.number(r["knobs"].get("qps_per_direction")) or 0)
+
+
 def connection_scaling(R, P):
-    return not_in_dissect("active-connection (Figure 10)")
+    why = unavailable(R, CONNECTIONS)
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    send, both = connection_rows(R, "send"), connection_rows(R, "both")
+    if not send or len(both) < 2:
+        return Verdict(NOT_MEASURABLE, "—", "needs send rows and two or more both rows at 32 writes per visit")
+    top, first, last = send[-1], both[0], both[-1]
+    qps = lambda r: int(res.number(r["knobs"]["qps_per_direction"]))
+    s, b0, b1 = res.p50(top, "message rate"), res.p50(first, "message rate"), res.p50(last, "message rate")
+    loss = 100 * (1 - b1 / b0) if b0 else None
+    paper_send, paper_b0, paper_b1 = (P.value("F10:send-only:P-H100"), P.value("F10:send+recv start:P-H100"),
+                                      P.value("F10:send+recv end:P-H100"))
+    text = (f"on the model (profile {top['knobs'].get('nic_profile')}): send-only {fmt(s)} Mmsg/s at {qps(top):,} QPs "
+            f"(paper {paper_send}); simultaneous {fmt(b0)} → {fmt(b1)} Mmsg/s from {qps(first):,} to {qps(last):,} QPs, "
+            f"{fmt(loss)} % lost (paper {paper_b0} → {paper_b1}, {100 * (1 - paper_b1 / paper_b0):.0f} %; "
+            f"all-to-all {P.value('F10:all-to-all loss:P-H100')} % by about 3,000)")
+    rows = send + both
+    if any(r["knobs"].get("model", "").startswith("none") for r in rows):
+        return Verdict(NOT_MEASURABLE, text, "the profile has no connection-state model (fast): QP count costs only "
+                       "the engine's own time, the figure is the engine's", rows)
+    engine = [r for r in rows if "engine" in str(res.bottleneck(r) or "")]
+    if engine:
+        return Verdict(NOT_MEASURABLE, text, f"{engine[0]['label']}: {res.bottleneck(engine[0])}; "
+                       "the rate is the softnic engine's, below the model's own curve", rows)
+    return Verdict(NOT_MEASURABLE, text, MODEL_FIGURE, rows)
 
 
 def dc_vs_rc(R, P):
-    return not_in_dissect("Dynamically Connected transport")
+    why = unavailable(R, CONNECTIONS)
+    if why:
+        return Verdict(NOT_MEASURABLE, "—", why)
+    if not R.find(CONNECTIONS, knobs={"transport": "dc"}):
+        return Verdict(NOT_MEASURABLE, "—", "gpu-connection-scaling has RC rows only: the GPU softnic has no DC "
+                       "targets, and the connection-state model's DC side runs on the host softnic only")
+    return Verdict(NOT_MEASURABLE, "DC rows present", "DC rows are the connection-state model's; " + MODEL_FIGURE)
 
 
 FINDINGS = [

@@ -318,9 +318,13 @@ GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
              "status block (mapped host memory)");
   std::memset(status_, 0, sizeof(EngineStatus));
 
+  // The connection-state model's tags after the QPs (zero: empty), only under a profile with it.
+  const uint32_t cache_entries =
+      connection_model(options_.profile) ? options_.profile.qp_cache_entries : 0;
   const size_t table_bytes = align64(sizeof(NicTables)) +
                              align64(sizeof(MrEntry) * options_.max_mrs) +
-                             align64(sizeof(QpContext) * options_.max_qps);
+                             align64(sizeof(QpContext) * options_.max_qps) +
+                             align64(sizeof(uint32_t) * cache_entries);
   void* tables = nullptr;
   if (options_.ipc_arena_bytes != 0) {
     open_ipc_arena();
@@ -351,6 +355,11 @@ GpuSoftNic::GpuSoftNic(const GpuSoftNicOptions& options) : options_(options) {
   header.mrs = engine_mrs_;
   header.qps = engine_qps_;
   header.profile = options_.profile;
+  if (cache_entries != 0) {
+    header.qp_cache = reinterpret_cast<uint32_t*>(
+        p + align64(sizeof(NicTables)) + align64(sizeof(MrEntry) * options_.max_mrs) +
+        align64(sizeof(QpContext) * options_.max_qps));
+  }
   std::memcpy(image.data(), &header, sizeof header);
   upload(tables, image.data(), table_bytes);
   watchdog_ = std::thread([this] { watchdog_loop(); });
@@ -541,6 +550,16 @@ ModelCounters GpuSoftNic::counters(uint32_t qpn) const {
   check_cuda(cudaMemcpyAsync(&out, &engine_qps_[index].counters, sizeof out, cudaMemcpyDefault,
                              stream), "read counters");
   check_cuda(cudaStreamSynchronize(stream), "read counters (synchronise)");
+  return out;
+}
+
+ContextCacheCounters GpuSoftNic::context_cache_counters() const {
+  ContextCacheCounters out{};
+  DeviceGuard guard(options_.device);
+  auto stream = static_cast<cudaStream_t>(control_stream_);
+  check_cuda(cudaMemcpyAsync(&out, &engine_tables_->context_cache, sizeof out, cudaMemcpyDefault,
+                             stream), "read context cache counters");
+  check_cuda(cudaStreamSynchronize(stream), "read context cache counters (synchronise)");
   return out;
 }
 

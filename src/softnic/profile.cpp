@@ -22,6 +22,19 @@ TimingProfile named(const char* name) {
 // 260 M msg/s (Table 5) and the link's reference goodput 24.8 GB/s (Figure 8), in 4 KiB packets that
 // each add 42 B on the wire (an RDMA WRITE Only packet's LRH 8, BTH 12, RETH 16, ICRC 4, VCRC 2),
 // so 512 B writes carry 93 % of it and 256 B writes 86 % (the paper's first size at 90 %: 512 B).
+//
+// The connection-state model (profile.h) is fitted to Figure 10 (P-H100, the same ConnectX-7
+// class; docs/softnic-engine.md, "Timing profiles", has the arithmetic and the predictions):
+//  - receive_message_rate_mps 440: simultaneous traffic starts at 152 where send-only holds 242, so
+//    one sent plus one received message costs 242 / 152 of a sent one: 3.85 ns x 0.59 = 2.27 ns.
+//  - send_context_miss_ns 9: send-only at 32,768 QPs, every 32-write window a miss, holds 242 of
+//    the 260 ceiling: 32 x 3.85 ns x (260 / 242 - 1) = 9.2 ns a miss.
+//  - receive_context_miss_ns 198: simultaneous traffic falls from 152 to 74 at 32,768 QPs per
+//    direction (65,536 contexts per NIC, all missing): a window pair of 32 + 32 messages, 195.8 ns,
+//    grows by 195.8 x (152 / 74 - 1) = 206 ns = 9 + 198.
+//  - qp_cache_entries 12,288: the dense sweep's fitted onset, 1,350 active connections per NIC,
+//    taken as where simultaneous traffic has lost 10 % (misses on 11 % of windows: 1,350 contexts
+//    fill a direct-mapped cache of 1,350 / 0.111 = 12,160 to that point).
 TimingProfile cx7_ib() {
   TimingProfile p = named("cx7-ib");
   p.enabled = 1;
@@ -32,6 +45,10 @@ TimingProfile cx7_ib() {
   p.goodput_gbps = 24.8;
   p.packet_header_bytes = 42;
   p.mtu_bytes = 4096;
+  p.qp_cache_entries = 12288;
+  p.send_context_miss_ns = 9;
+  p.receive_context_miss_ns = 198;
+  p.receive_message_rate_mps = 440;
   return p;
 }
 
@@ -48,6 +65,17 @@ double number(const std::string& file, int line, const std::string& key, const s
   if (text.empty() || *end != '\0' || !(v >= 0) || v > max) {
     throw InvalidArgument("NIC profile " + file + " line " + std::to_string(line) + ": " + key +
                           " = '" + text + "' (a number in [0, " + std::to_string(max) + "])");
+  }
+  return v;
+}
+
+// A count: a whole number (a cache of 2.5 entries is a typo, not a model).
+double whole(const std::string& file, int line, const std::string& key, const std::string& text,
+             double max) {
+  const double v = number(file, line, key, text, max);
+  if (v != static_cast<double>(static_cast<uint64_t>(v))) {
+    throw InvalidArgument("NIC profile " + file + " line " + std::to_string(line) + ": " + key +
+                          " = '" + text + "' (a whole number in [0, " + std::to_string(static_cast<uint64_t>(max)) + "])");
   }
   return v;
 }
@@ -85,6 +113,14 @@ TimingProfile from_file(const std::string& path) {
       p.packet_header_bytes = static_cast<uint32_t>(number(path, line, key, value, 1e6));
     } else if (key == "mtu_bytes") {
       p.mtu_bytes = static_cast<uint32_t>(number(path, line, key, value, 1ull << 31));
+    } else if (key == "qp_cache_entries") {
+      p.qp_cache_entries = static_cast<uint32_t>(whole(path, line, key, value, MAX_QP_CACHE_ENTRIES));
+    } else if (key == "send_context_miss_ns") {
+      p.send_context_miss_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
+    } else if (key == "receive_context_miss_ns") {
+      p.receive_context_miss_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
+    } else if (key == "receive_message_rate_mps") {
+      p.receive_message_rate_mps = number(path, line, key, value, 1e6);
     } else {
       throw InvalidArgument("NIC profile " + path + " line " + std::to_string(line) +
                             ": unknown key '" + key + "'");

@@ -60,6 +60,10 @@ SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
   tables_.mrs = mrs_.data();
   tables_.qps = qps_.data();
   tables_.profile = options_.profile;
+  if (connection_model(options_.profile)) {
+    qp_cache_.assign(options_.profile.qp_cache_entries, 0);
+    tables_.qp_cache = qp_cache_.data();
+  }
   auto source = std::make_unique<ModelCounterSource>(*this);
   ModelCounterSource* kept = source.get();
   if (nic::Observer* observer = nic::observer()) {
@@ -213,6 +217,14 @@ QpContext& SoftNic::context(uint32_t qpn) {
 
 ModelCounters SoftNic::counters(uint32_t qpn) const {
   return const_cast<SoftNic*>(this)->context(qpn).counters;
+}
+
+ContextCacheCounters SoftNic::context_cache_counters() const {
+  const ContextCacheCounters& c = tables_.context_cache;
+  return ContextCacheCounters{__atomic_load_n(&c.send_lookups, __ATOMIC_RELAXED),
+                              __atomic_load_n(&c.send_misses, __ATOMIC_RELAXED),
+                              __atomic_load_n(&c.receive_lookups, __ATOMIC_RELAXED),
+                              __atomic_load_n(&c.receive_misses, __ATOMIC_RELAXED)};
 }
 
 ModelCounters SoftNic::port_counters() const {

@@ -103,6 +103,16 @@ DISSECT_HD inline void add_relaxed(uint64_t* p, uint64_t v) {
 #endif
 }
 
+// Stores `v` at `p` and returns what was there, relaxed.
+template <Scope S, typename T>
+DISSECT_HD inline T exchange(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+  return device_ref<S>(p).exchange(v, cuda::memory_order_relaxed);
+#else
+  return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 template <Scope S, typename T>
 DISSECT_HD inline T fetch_max(T* p, T v) {
 #if defined(__CUDA_ARCH__)

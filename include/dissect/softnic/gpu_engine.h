@@ -138,6 +138,8 @@ class GpuSoftNic : public nic::Nic {
   // The tables' address as the engine (and any connected engine) sees them.
   NicTables* engine_tables() const { return engine_tables_; }
   ModelCounters counters(uint32_t qpn) const;  // snapshot, read while the engine may run
+  // The connection-state model's lookups and misses on this NIC (profile.h); zero without it.
+  ContextCacheCounters context_cache_counters() const;
   // The doorbell forwarder's counters of a cpu-assisted QP (nic::DoorbellPath::cpu_assisted);
   // throws InvalidArgument naming a QP that is not cpu-assisted (or no longer exists).
   ForwarderCounters forwarder_counters(uint32_t qpn) const;

@@ -7,6 +7,14 @@
 // (shared by every QP of the NIC) carries at most `message_rate_mps` messages and `goodput_gbps`
 // payload per second (pipe_ns). A profile only adds delay: where the model's own time is longer, results
 // show the model's, and nic-ceiling says so.
+//
+// The connection-state model (§4.3.3, Figure 10; a model, not a ConnectX): the NIC keeps
+// `qp_cache_entries` QP contexts on chip (engine/connection_state.h: direct-mapped by a hash of the
+// QP or DCT number). Send (requester) processing looks up the requester QP's context in its own
+// NIC's cache, receive (responder) processing the responder QP's (or DCT's) in the responder NIC's,
+// once per window of up to 32 WQEs of one QP; a miss adds its side's miss cost to the pipe of the
+// NIC that missed. Receiving also costs the responder's pipe `receive_message_rate_mps` per message
+// (send and receive processing share one pipe per NIC, so a NIC that sends and receives pays both).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +33,12 @@ struct TimingProfile {
   double goodput_gbps;           // NIC-wide payload ceiling in full MTU packets, GB/s (0: none)
   uint32_t packet_header_bytes;  // wire bytes a packet adds to its payload (headers, CRCs)
   uint32_t mtu_bytes;            // payload bytes per packet (0: one packet per message)
+  // Connection-state model (above). 0 entries: no model (no lookup, no receive cost, no load).
+  uint32_t qp_cache_entries;         // QP / DCT contexts the NIC holds on chip
+  uint32_t send_context_miss_ns;     // pipe time a requester context fetch costs (0: no lookup)
+  uint32_t receive_context_miss_ns;  // pipe time a responder context fetch costs (0: no lookup)
+  uint32_t reserved_connection;
+  double receive_message_rate_mps;   // responder processing, M msg/s of the pipe (0: free)
   char name[32];
 };
 
@@ -45,9 +59,18 @@ DISSECT_HD inline double pipe_ns(const TimingProfile& p, double messages, double
   return for_messages > for_link ? for_messages : for_link;
 }
 
+// The largest QP-context cache a profile may ask for (4 Mi tags, 16 MiB of NIC table memory).
+inline constexpr uint32_t MAX_QP_CACHE_ENTRIES = 1u << 22;
+
+// Whether the profile models connection state (a window then looks up QP contexts).
+DISSECT_HD inline bool connection_model(const TimingProfile& p) {
+  return p.enabled != 0 && p.qp_cache_entries != 0;
+}
+
 // `fast`, `cx7-ib`, or the path of a profile file: `key = value` lines (`#` comments) naming
 // name, doorbell_to_data_ns, payload_read_ns, data_to_cqe_ns, message_rate_mps, goodput_gbps,
-// packet_header_bytes, mtu_bytes.
+// packet_header_bytes, mtu_bytes, qp_cache_entries, send_context_miss_ns,
+// receive_context_miss_ns, receive_message_rate_mps.
 // Throws InvalidArgument naming the profile, the line and the value.
 TimingProfile timing_profile(const std::string& name_or_path);
 const char* profile_name(const TimingProfile& profile);

@@ -80,6 +80,8 @@ class SoftNic : public nic::Nic {
   DctContext dct_context(uint32_t dctn) const;
   // Per-QP model counters summed over every QP, as a NIC's port counters would count them.
   ModelCounters port_counters() const;
+  // The connection-state model's lookups and misses on this NIC (profile.h); zero without it.
+  ContextCacheCounters context_cache_counters() const;
   // The doorbell forwarder's counters of a cpu-assisted QP; throws InvalidArgument naming a QP
   // that is not cpu-assisted (or no longer exists).
   ForwarderCounters forwarder_counters(uint32_t qpn) const;
@@ -117,6 +119,7 @@ class SoftNic : public nic::Nic {
   std::vector<MrEntry> mrs_;
   std::vector<QpContext> qps_;
   std::vector<DctContext> dcts_;
+  std::vector<uint32_t> qp_cache_;  // the connection-state model's tags (NicTables::qp_cache)
   std::atomic<bool> has_dci_{false};
   std::mutex lock_;  // serialises control-path calls (registration, QP creation)
   uint32_t next_pd_ = 1;

@@ -41,6 +41,7 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
 #include "dissect/softnic/impl/context.h"
+#include "connection_state.h"
 
 namespace dissect::softnic {
 
@@ -587,6 +588,12 @@ DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local
                               : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
   if (syndrome != 0) return syndrome;
+  if (connection_model(local.profile)) {
+    // The model's pipe claims and context lookups (connection_state.h); `local` is this engine's
+    // own table, written only through the counters and the pipe (atomics).
+    dc_connection_state(const_cast<NicTables&>(local), qp.qpn, &qp.dc_destination, *nic,
+                        dct->dctn, plan.length);
+  }
   perform_gather_write(qp, start, ds, plan, segments);
   dct->rx_bytes += plan.length;
   ++dct->rx_packets;

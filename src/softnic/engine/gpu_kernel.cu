@@ -69,6 +69,7 @@ __global__ void engine_kernel(EngineLaunch p) {
     w.scratch.qp = nullptr;
     w.profile = p.tables->profile;
     w.pipe = &p.tables->pipe_busy_until;
+    w.nic = p.tables;
   }
   __syncwarp();
   if (leader) {

@@ -26,6 +26,7 @@
 #include <cstring>
 #endif
 
+#include "connection_state.h"
 #include "execute.h"
 #include "lanes.h"
 
@@ -79,6 +80,7 @@ struct Window {
   QpCopy* copy;                     // the copy this window works on
   TimingProfile profile;            // the NIC's (set by the engine when it starts)
   uint64_t* pipe;                   // the NIC's NicTables::pipe_busy_until
+  NicTables* nic;                   // the NIC's tables (the connection-state model's cache)
   uint32_t count;                   // WQEs in the window
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
@@ -373,11 +375,20 @@ DISSECT_HD inline void add_count(uint64_t& counter, uint64_t n) {
 }
 
 // Makes `c` a fresh copy of `qp` (state acquired first: a QP in RESET may be a slot whose context
-// is still being written) and finds its responder; returns the state.
+// is still being written) and finds its responder; returns the state. A connected QP with nothing
+// announced (no new doorbell, nothing left past its consumer) is not copied: it reads as RESET,
+// which serves nothing, exactly what the copy would have served. A warp serving more QPs than it
+// keeps copies of (CACHED_QPS) refreshes every other QP on each visit, and the copy (the context,
+// then its responder's state, then its NIC's header) is a chain of L2 round trips; the check is two
+// (gpu-connection-scaling: thousands of idle QPs per warp, a few with work).
 DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
   const uint32_t state = load_acquire<TABLE_SCOPE>(&qp.state);
   c.qp = nullptr;
   if (state == QP_STATE_RESET) return state;
+  if (state == QP_STATE_RTS && qp.sq_target <= qp.sq_consumer &&
+      load_acquire<Scope::system>(qp.doorbell) == qp.last_doorbell) {
+    return QP_STATE_RESET;
+  }
   c.view = qp;
   c.view.state = state;
   c.remote = remote_side(c.view);
@@ -493,13 +504,42 @@ DISSECT_HD inline double pipe_cost_units(const TimingProfile& p, uint32_t messag
   return pipe_ns(p, messages, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
 }
 
+// The connection-state model's share of a window (connection_state.h): the requester's context
+// in this NIC's cache (a miss grows `cost`, this pipe's claim), the responder's in its NIC's (its
+// pipe claimed here; returns when that claim ends, 0 for none). Out of line and only under a
+// profile with the model: the fast path and the profiles without it load nothing more.
+// A responder on this same NIC (the loopback rigs of nic-ceiling, gpu-rate, gpu-goodput: each QP
+// connected to itself) is taken as a separate receiving NIC, as in the paper's two-node
+// measurements those rigs stand for: charging its receive processing to this pipe would halve
+// every 8 B rate the cx7-ib ceiling was calibrated with.
+struct ConnectionCost {
+  double send_units;  // added to this window's claim of its own pipe
+  uint64_t received;  // when the responder's pipe is free of the window, ns (0: not claimed)
+};
+DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const QpContext& v,
+                                                              uint32_t messages) {
+  ConnectionCost out{0, 0};
+  if (w.nic == nullptr) return out;
+  send_processing(*w.nic, w.profile, v.qpn, &out.send_units);
+  NicTables* const responder = through(v.remote_window, v.remote_nic);
+  if (responder == w.nic) return out;
+  out.received = receive_processing(*responder, w.copy->remote_tables, v.remote_window,
+                                    QPN_BASE + v.remote_qp_index, messages);
+  return out;
+}
+
 // Returns the time the payloads may move (the CQEs follow data_to_cqe after it, so the engine's
 // own copying overlaps the modelled acknowledgement rather than adding to it).
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
                                          uint64_t bytes, bool pointer) {
   const TimingProfile& p = w.profile;
   uint64_t ready = v.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
-  const double cost = pipe_cost_units(p, messages, bytes);
+  double cost = pipe_cost_units(p, messages, bytes);
+  if (p.qp_cache_entries != 0 && messages != 0) {
+    const ConnectionCost c = connection_state(w, v, messages);
+    cost += c.send_units;
+    if (c.received > ready) ready = c.received;
+  }
   if (cost > 0 && w.pipe != nullptr) {
     // The pipe never lags the clock, then this window's share is added: two atomics, no retry
     // loop (a compare-and-swap contended by every warp of the NIC cost microseconds a window).

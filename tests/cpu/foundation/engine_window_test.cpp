@@ -1016,3 +1016,48 @@ TEST(TimingProfile, NamesAndFiles) {
   EXPECT_THROW(softnic::timing_profile(path), dissect::InvalidArgument);
   EXPECT_THROW(softnic::timing_profile("no-such-profile"), dissect::InvalidArgument);
 }
+
+// The connection-state model's fields (profile.h): cx7-ib carries them, fast and a file that
+// leaves them out do not; a bad value is refused naming the profile, its line, the key and the value.
+TEST(TimingProfile, ConnectionStateFields) {
+  const softnic::TimingProfile cx7 = softnic::timing_profile("cx7-ib");
+  EXPECT_TRUE(softnic::connection_model(cx7));
+  EXPECT_EQ(cx7.qp_cache_entries, 12288u);
+  EXPECT_EQ(cx7.send_context_miss_ns, 9u);
+  EXPECT_EQ(cx7.receive_context_miss_ns, 198u);
+  EXPECT_DOUBLE_EQ(cx7.receive_message_rate_mps, 440);
+  EXPECT_FALSE(softnic::connection_model(softnic::timing_profile("fast")));
+  const std::string path = ::testing::TempDir() + "/dissect_profile_connections.txt";
+  auto write = [&](const char* text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(text, f);
+    std::fclose(f);
+  };
+  write("name = few\nmessage_rate_mps = 100\n");
+  EXPECT_FALSE(softnic::connection_model(softnic::timing_profile(path))) << "left out: no model";
+  write("name = small-cache\nqp_cache_entries = 64\nsend_context_miss_ns = 5\n"
+        "receive_context_miss_ns = 300\nreceive_message_rate_mps = 400.5\n");
+  const softnic::TimingProfile mine = softnic::timing_profile(path);
+  EXPECT_TRUE(softnic::connection_model(mine));
+  EXPECT_EQ(mine.qp_cache_entries, 64u);
+  EXPECT_EQ(mine.send_context_miss_ns, 5u);
+  EXPECT_EQ(mine.receive_context_miss_ns, 300u);
+  EXPECT_DOUBLE_EQ(mine.receive_message_rate_mps, 400.5);
+  auto refused = [&](const char* text, const std::string& names) {
+    write(text);
+    try {
+      softnic::timing_profile(path);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const dissect::InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find(names), std::string::npos) << what;
+    }
+  };
+  refused("\nqp_cache_entries = 2.5\n", "line 2: qp_cache_entries = '2.5'");
+  refused("qp_cache_entries = 99999999\n", "qp_cache_entries = '99999999'");  // above 4 Mi
+  refused("qp_cache_entries = many\n", "qp_cache_entries = 'many'");
+  refused("send_context_miss_ns = -1\n", "send_context_miss_ns = '-1'");
+  refused("receive_context_miss_ns = 1e12\n", "receive_context_miss_ns = '1e12'");
+  refused("receive_message_rate_mps = fast\n", "receive_message_rate_mps = 'fast'");
+}

@@ -183,6 +183,53 @@ def verdict_of(rows, finding):
     return {f: v for _, f, v in fidelity.evaluate(results.Results(doc), paper.load())}[finding]
 
 
+def connection_row(direction, qps, rate, ceiling, visit=32, model="connection-state model of the softnic, calibrated "
+                   "to the paper's Figure 10 (P-H100) in profile 'cx7-ib', not a ConnectX", bottleneck=None):
+    return synthetic("gpu-connection-scaling", f"{direction}, {qps} QPs per direction, {visit} writes per visit",
+                     {"direction": direction, "transport": "rc", "qps_per_direction": str(qps),
+                      "writes_per_visit": str(visit), "nic_profile": "cx7-ib", "model": model},
+                     [("message rate", "Mmsg/s", rate), ("model ceiling", "Mmsg/s", ceiling)], bottleneck)
+
+
+class ConnectionScalingRules(unittest.TestCase):
+    """gpu-connection-scaling's rows drive Figure 10's two findings, always as the model's figure."""
+    SCALING = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.connection_scaling)
+    DC = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.dc_vs_rc)
+
+    def rows(self, **kw):
+        return [connection_row("send", 64, 259, 260, **kw), connection_row("send", 32768, 243, 243, **kw),
+                connection_row("both", 64, 160, 162, **kw), connection_row("both", 32768, 79, 80, **kw)]
+
+    def test_the_calibrated_curve_is_the_models_never_reproduced(self):
+        v = verdict_of(self.rows(bottleneck="connection-state model (rate within 10 % of its ceiling)"), self.SCALING)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE, v.ours)
+        self.assertIn("on the model", v.ours)
+        self.assertIn("send-only 243.0 Mmsg/s at 32,768 QPs (paper 242)", v.ours)
+        self.assertIn("160.0 → 79.000 Mmsg/s", v.ours)
+        self.assertIn("50.625 % lost", v.ours)
+        self.assertIn("not what a ConnectX does", v.why)
+
+    def test_without_bottleneck_notes_it_is_still_the_models(self):
+        v = verdict_of(self.rows(), self.SCALING)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
+        self.assertIn("connection-state model", v.why)
+
+    def test_engine_bound_rows_say_the_engine(self):
+        rows = self.rows()
+        rows[3]["knobs"]["bottleneck"] = "softnic GPU engine: 40 % of the model ceiling"
+        v = verdict_of(rows, self.SCALING)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
+        self.assertIn("softnic engine's", v.why)
+
+    def test_fast_has_no_model(self):
+        v = verdict_of(self.rows(model="none: profile 'fast' has no connection-state model"), self.SCALING)
+        self.assertIn("no connection-state model", v.why)
+
+    def test_missing_rows_and_rc_only(self):
+        self.assertIn("no `gpu-connection-scaling` rows", verdict_of([], self.SCALING).why)
+        self.assertIn("RC rows only", verdict_of(self.rows(), self.DC).why)
+
+
 class GpuProducerRules(unittest.TestCase):
     """gpu-load and gpu-goodput rows drive Figure 6's and Figure 8's findings when present."""
     ISOLATION = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.queue_isolation)
@@ -262,6 +309,6 @@ if __name__ == "__main__":
     if PART == "schema" and jsonschema is None:
         print("python3-jsonschema is not installed (scripts/bootstrap.sh installs it): skipped", file=sys.stderr)
         sys.exit(77)
-    classes = [Schema] if PART == "schema" else [PaperValues, Report, GpuProducerRules]
+    classes = [Schema] if PART == "schema" else [PaperValues, Report, GpuProducerRules, ConnectionScalingRules]
     suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(c) for c in classes)
     sys.exit(0 if unittest.TextTestRunner(verbosity=1).run(suite).wasSuccessful() else 1)

@@ -113,7 +113,9 @@ struct QpContext {
   CqContext recv_cq;
   ModelCounters counters;
   uint32_t transport;           // QpTransport
-  uint32_t reserved_dc;
+  // A DCI's current target under the connection-state model (engine/connection_state.h): a
+  // change is a reconnect. 0 = none yet.
+  uint32_t dc_destination;
 };
 
 // A DC target (DCT): the responder end of DC transport, reachable by any DCI of the fabric that
@@ -128,6 +130,16 @@ struct DctContext {
   uint64_t dc_key;   // DC access key (mlx5dv_create_qp dct_access_key)
   uint64_t rx_bytes;  // payload bytes written through it
   uint64_t rx_packets;
+};
+
+// What the connection-state model (profile.h, engine/connection_state.h) counted on one NIC: its
+// cache's lookups and misses by processing side, added with relaxed atomics by every engine that
+// looks a context up here (the responder's side is counted on the responder's NIC).
+struct ContextCacheCounters {
+  uint64_t send_lookups;     // requester contexts looked up (one per window / DC WQE)
+  uint64_t send_misses;
+  uint64_t receive_lookups;  // responder QP or DCT contexts looked up
+  uint64_t receive_misses;
 };
 
 // One NIC's tables, fixed capacity, allocated once in engine-reachable memory.
@@ -151,6 +163,10 @@ struct NicTables {
   NicTables* const* fabric;
   uint32_t fabric_lids;  // entries of `fabric`
   uint32_t reserved_dc;
+  // The connection-state model's QP-context cache: profile.qp_cache_entries tags (the QP or DCT
+  // number a slot holds, 0 = empty), owner space; null when the profile has no model.
+  uint32_t* qp_cache;
+  ContextCacheCounters context_cache;
 };
 
 // What an engine was doing, in host memory (mapped for the engine kernel): written by the engine,

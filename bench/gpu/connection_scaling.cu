@@ -1,0 +1,413 @@
+// `dissect gpu-connection-scaling`: Figure 10a on the softnic's connection-state model (a model
+// calibrated to the paper's curve, profile.cpp cx7-ib; not a ConnectX). GPU threads post 8 B
+// inline RDMA WRITEs, `visit` writes per connection visit (32 per doorbell), cycling their QPs,
+// through Q active QPs per direction of NIC A:
+//   send     A's Q QPs write to `peers` NICs (Q / peers each): the paper's one sender and its targets
+//   receive  `senders` NICs' Q QPs write to A, measured as A's received rate
+//   both     both at once: A sends through Q QPs and receives through Q others
+// Every NIC is a GpuSoftNic on one GPU (its own engine kernel); the requester's engine executes
+// each write and claims the responder's pipe for its receive processing (engine/connection_state.h).
+// Each row carries the rate, the profile, the cache size, the misses per message on A, and the
+// model's own prediction for the point (model_rate below: what the profile alone allows, so a
+// measured rate far below it is the engine's, not the model's). RC only: the GPU softnic has no DC
+// targets (NicTables::fabric); the DC side of the model runs on the host softnic (execute_dc_write,
+// tests/cpu/softnic/connection_state_test.cpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
+#include "dissect/bench/progress.h"
+#include "dissect/common/clock.h"
+#include "dissect/common/cuda.h"
+#include "dissect/common/error.h"
+#include "dissect/gda/gda.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "harness.cuh"
+
+namespace dissect::bench {
+namespace {
+
+constexpr uint32_t SLOTS = 8;          // destination slots per QP: its message m writes m % 8
+constexpr uint32_t BATCH = 32;         // writes per doorbell: a window of the engine
+constexpr uint32_t ACTIVE_SQ = 256;    // WQEBBs of a writing QP (a CQE every 32 reclaims them)
+constexpr uint32_t PASSIVE_SQ = 8;     // of a QP that only answers
+using Policy = gda::ordering::gpu_fence;
+
+struct Config {
+  int device = 0;
+  std::vector<uint32_t> qps{64, 256, 1024, 2048, 4096, 8192, 16384, 32768};
+  std::vector<std::string> directions{"send", "receive", "both"};
+  std::vector<uint32_t> visits{32, 8192};
+  std::string nic_profile = "cx7-ib";
+  uint32_t peers = 7;        // NICs A sends to (send, both)
+  uint32_t senders = 1;      // NICs that send to A (receive)
+  uint32_t submitters = 256; // GPU threads per direction, each cycling its QPs
+  uint64_t messages = 1u << 22;  // at least this many per direction per run
+  uint32_t engine_ctas = 16, peer_engine_ctas = 2, engine_warps = 8;
+  uint32_t runs = 1;
+};
+
+// One QP that writes: where, and who owns its progress (one submitter thread).
+struct Flow {
+  nic::QpHandle qp;
+  uint8_t* dst;  // its SLOTS x 8 B in the responder's buffer
+  uint32_t rkey;
+  uint32_t group;  // 0: A's sends, 1: writes to A
+};
+
+DISSECT_HD inline uint64_t value_of(uint64_t message, uint32_t flow) {
+  return (message * 0x9e3779b97f4a7c15ull) ^ (uint64_t{flow} << 40) ^ 1;
+}
+
+struct Span {
+  unsigned long long start, end;
+  uint32_t status;
+  uint32_t group;
+};
+
+// Thread t of a group drives flows first + t, first + t + threads, ... in turn, `visits` visits of
+// `visit` writes each (a multiple of BATCH, or one batch of `visit`), then drains them.
+struct Assignment {
+  uint32_t first, threads, flows, visits;
+};
+
+__global__ void submit_kernel(const Flow* flows, const Assignment* assignments, uint32_t groups,
+                              uint32_t visit, Span* spans) {
+  const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t g = 0, t = thread;
+  while (g < groups && t >= assignments[g].threads) t -= assignments[g++].threads;
+  if (g >= groups) return;
+  const Assignment a = assignments[g];
+  const uint32_t mine = (a.flows - t + a.threads - 1) / a.threads;  // flows t, t + threads, ...
+  const uint32_t batch = visit < BATCH ? visit : BATCH;
+  gda::Status s = gda::Status::ok;
+  const unsigned long long start = now_ns();
+  for (uint32_t v = 0; v < a.visits * mine && s == gda::Status::ok; ++v) {
+    const uint32_t f = a.first + t + (v % mine) * a.threads;
+    const Flow flow = flows[f];
+    for (uint32_t w = 0; w < visit && s == gda::Status::ok; w += batch) {
+      uint64_t end = 0;
+      s = gda::post_batch<Policy, gda::Sharing::exclusive>(
+          flow.qp, visit - w < batch ? visit - w : batch, 1, gda::Completion::signaled, &end,
+          [&](const nic::QpHandle& q, uint64_t index, uint32_t, gda::Completion c) {
+            return gda::write_rdma_write_value_wqe(q, index, value_of(index, f), 8,
+                                                   reinterpret_cast<uint64_t>(flow.dst + (index % SLOTS) * 8),
+                                                   flow.rkey, c);
+          });
+    }
+  }
+  for (uint32_t k = 0; k < mine && s == gda::Status::ok; ++k) {
+    s = gda::quiet<Policy, gda::Sharing::exclusive>(flows[a.first + t + k * a.threads].qp);
+  }
+  spans[thread] = Span{start, now_ns(), static_cast<uint32_t>(s), g};
+}
+
+// The model's own prediction for a point (profile.h, engine/connection_state.h): the rate the
+// pipes allow, each NIC's pipe time per 32-write window from its per-message costs and its
+// expected misses. A direct-mapped cache of N entries under F contexts cycled in turn: a context
+// hits while no other shares its slot, 1 - (1 - 1/N)^(F - 1) of lookups miss. A visit of V writes
+// is V / 32 windows; only its first can miss on the whole set, the rest on the contexts active at
+// once (one per submitter thread and direction).
+double miss_fraction(double contexts, double entries) {
+  if (entries <= 0 || contexts <= 1) return 0;
+  return 1 - std::pow(1 - 1 / entries, contexts - 1);
+}
+double window_misses(double contexts, double active, double entries, uint32_t visit) {
+  const double windows = std::max(1.0, visit / double(BATCH));
+  return (miss_fraction(contexts, entries) + (windows - 1) * miss_fraction(active, entries)) / windows;
+}
+double model_rate(const softnic::TimingProfile& p, const std::string& direction, uint32_t q,
+                  uint32_t visit, const Config& c) {
+  const double n = p.qp_cache_entries, per = std::min<double>(visit, BATCH);
+  const double ts = softnic::pipe_ns(p, 1, 8);  // ns per sent message
+  const double tr = p.receive_message_rate_mps > 0 ? 1e3 / p.receive_message_rate_mps : 0;
+  const double s = p.send_context_miss_ns, r = p.receive_context_miss_ns;
+  const double active = std::min<double>(c.submitters, q);  // contexts in use at once, a direction
+  auto send_time = [&](double contexts, double act) { return per * ts + window_misses(contexts, act, n, visit) * s; };
+  auto receive_time = [&](double contexts, double act) { return per * tr + window_misses(contexts, act, n, visit) * r; };
+  double window_ns = 0;  // A's pipe per window of the measured direction, and the far side's share
+  if (direction == "send") {
+    window_ns = std::max(send_time(q, active), receive_time(double(q) / c.peers, active / c.peers) / c.peers);
+  } else if (direction == "receive") {
+    window_ns = std::max(receive_time(q, active), send_time(double(q) / c.senders, active / c.senders) / c.senders);
+  } else {  // A's cache holds its Q requesters and its Q responders
+    const double a = send_time(2.0 * q, 2 * active) + receive_time(2.0 * q, 2 * active);
+    const double peer = (send_time(2.0 * q / c.peers, 2 * active / c.peers) +
+                         receive_time(2.0 * q / c.peers, 2 * active / c.peers)) / c.peers;
+    window_ns = std::max(a, peer);
+  }
+  return window_ns > 0 ? per / window_ns * 1e3 : 0;  // M msg/s
+}
+
+// The NICs, QPs and buffers of one point, made before any engine starts (gpu_engine.h, HAZARDS).
+struct Rig {
+  std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;  // 0: A
+  std::vector<std::unique_ptr<nic::ProtectionDomain>> pds;
+  std::vector<uint8_t*> buffers;
+  std::vector<nic::MemoryRegion> mrs;
+  std::vector<std::unique_ptr<nic::QueuePair>> qps;
+  std::vector<Flow> flows;
+  std::vector<uint32_t> group_flows{0, 0};
+  Flow* device_flows = nullptr;
+  Assignment* device_assignments = nullptr;
+  Span* spans = nullptr;
+  uint32_t threads = 0;
+  cudaStream_t stream = nullptr;
+  ~Rig() {
+    for (auto& n : nics) n->stop();
+    qps.clear();
+    cudaFree(device_flows);
+    cudaFree(device_assignments);
+    cudaFree(spans);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+std::unique_ptr<Rig> make_rig(const Config& c, const std::string& direction, uint32_t q) {
+  auto rig = std::make_unique<Rig>();
+  const bool sends = direction != "receive", receives = direction != "send";
+  const uint32_t far = direction == "receive" ? c.senders : c.peers;
+  const uint32_t on_a = (sends ? q : 0) + (receives ? q : 0);
+  const uint32_t per_far = (q + far - 1) / far;  // QP i of a direction is on far NIC i % far
+  const uint32_t on_far = (sends ? per_far : 0) + (receives ? per_far : 0);
+  for (uint32_t i = 0; i <= far; ++i) {
+    softnic::GpuSoftNicOptions o;
+    o.device = c.device;
+    // A window waits doorbell_to_data + data_to_cqe (3.3 us on cx7-ib) in its warp, so a NIC
+    // sending at the full rate needs A's engine size: A, and the senders of receive mode.
+    o.engine_ctas = i == 0 || direction == "receive" ? c.engine_ctas : c.peer_engine_ctas;
+    o.engine_warps_per_cta = c.engine_warps;
+    o.profile = softnic::timing_profile(c.nic_profile);
+    o.max_qps = i == 0 ? on_a : on_far;
+    o.max_mrs = 4;
+    o.start_engine = false;
+    rig->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
+    rig->pds.push_back(rig->nics.back()->create_pd());
+    const size_t bytes = size_t{o.max_qps} * SLOTS * 8;
+    rig->buffers.push_back(static_cast<uint8_t*>(rig->nics.back()->allocate(bytes, nic::Placement::gpu)));
+    rig->mrs.push_back(rig->pds.back()->register_memory(rig->buffers.back(), bytes, nic::ACCESS_ALL));
+  }
+  std::vector<uint32_t> used(far + 1, 0);  // responder slots taken on each NIC
+  auto connect = [&](uint32_t from, uint32_t to, uint32_t group) {
+    nic::QpAttributes active, passive;
+    active.sq_wqebbs = ACTIVE_SQ;
+    active.max_inline = 8;
+    active.placement = nic::Placement::gpu;
+    passive = active;
+    passive.sq_wqebbs = PASSIVE_SQ;
+    auto requester = rig->pds[from]->create_qp(active);
+    auto responder = rig->pds[to]->create_qp(passive);
+    requester->connect(responder->endpoint());
+    responder->connect(requester->endpoint());
+    uint8_t* dst = rig->buffers[to] + size_t{used[to]++} * SLOTS * 8;
+    rig->flows.push_back(Flow{requester->handle(), dst, rig->mrs[to].rkey, group});
+    ++rig->group_flows[group];
+    rig->qps.push_back(std::move(requester));
+    rig->qps.push_back(std::move(responder));
+  };
+  // Requesters of one group consecutive (its submitters' flows), peers taken in turn.
+  if (sends) for (uint32_t i = 0; i < q; ++i) connect(0, 1 + i % far, 0);
+  if (receives) for (uint32_t i = 0; i < q; ++i) connect(1 + i % far, 0, 1);
+  for (uint32_t g = 0; g < 2; ++g) rig->threads += std::min(c.submitters, rig->group_flows[g]);
+  cudaSetDevice(c.device);
+  check_cuda(cudaStreamCreateWithFlags(&rig->stream, cudaStreamNonBlocking), "connection scaling: stream");
+  check_cuda(cudaMalloc(&rig->device_flows, sizeof(Flow) * rig->flows.size()), "flows");
+  check_cuda(cudaMemcpy(rig->device_flows, rig->flows.data(), sizeof(Flow) * rig->flows.size(),
+                        cudaMemcpyHostToDevice), "flows");
+  check_cuda(cudaMalloc(&rig->device_assignments, sizeof(Assignment) * 2), "assignments");
+  check_cuda(cudaMalloc(&rig->spans, sizeof(Span) * rig->threads), "spans");
+  return rig;
+}
+
+// How many visits each flow gets: at least two full cycles over every flow (the first pays the
+// cold misses), and at least `messages` writes per direction.
+uint32_t visits_per_flow(const Config& c, uint32_t flows, uint32_t visit) {
+  const uint64_t cycle = uint64_t{flows} * visit;
+  return static_cast<uint32_t>(std::max<uint64_t>(2, (c.messages + cycle - 1) / cycle));
+}
+
+Result measure(const Config& c, const std::string& direction, uint32_t q, uint32_t visit) {
+  const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
+  Result r;
+  r.experiment = "gpu-connection-scaling";
+  r.label = direction + ", " + std::to_string(q) + " QPs per direction, " + std::to_string(visit) +
+            " writes per visit";
+  r.engine = "gpu-kernel";
+  r.placement = "gpu";
+  r.submitter = "gpu-thread";
+  const uint32_t far = direction == "receive" ? c.senders : c.peers;
+  r.pe_layout = std::to_string(far + 1) + " NICs, 1 GPU (NIC A and " + std::to_string(far) +
+                (direction == "receive" ? " senders)" : " peers)");
+  const double predicted = model_rate(profile, direction, q, visit, c);
+  r.knobs = {{"direction", direction},
+             {"transport", "rc"},
+             {"qps_per_direction", std::to_string(q)},
+             {"writes_per_visit", std::to_string(visit)},
+             {"payload_bytes", "8"},
+             {"inline", "yes"},
+             {"far_nics", std::to_string(far)},
+             {"submitter_threads_per_direction", std::to_string(std::min(c.submitters, q))},
+             {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " + std::to_string(c.engine_warps) +
+                                  " warps on A, " +
+                                  std::to_string(direction == "receive" ? c.engine_ctas : c.peer_engine_ctas) +
+                                  " CTAs on each other NIC"},
+             {"nic_profile", softnic::profile_name(profile)},
+             {"qp_cache_entries", std::to_string(profile.qp_cache_entries)},
+             {"model", softnic::connection_model(profile)
+                           ? std::string("connection-state model of the softnic, calibrated to the paper's Figure 10 "
+                                         "(P-H100) in profile '") + profile.name + "', not a ConnectX"
+                           : std::string("none: profile '") + profile.name +
+                                 "' has no connection-state model, so QP count costs only the engine's own time"}};
+  Metric rate{"message rate", "Mmsg/s", {}}, received{"received rate at A", "Mmsg/s", {}};
+  Metric misses{"A misses per message", "misses", {}}, ceiling{"model ceiling", "Mmsg/s", {}};
+  bool valid = true;
+  for (uint32_t run = 0; run < c.runs; ++run) {
+    auto rig = make_rig(c, direction, q);
+    std::vector<Assignment> a;
+    uint32_t first = 0;
+    for (uint32_t g = 0; g < 2; ++g) {
+      const uint32_t n = rig->group_flows[g];
+      if (n == 0) continue;
+      a.push_back(Assignment{first, std::min(c.submitters, n), n, visits_per_flow(c, n, visit)});
+      first += n;
+    }
+    check_cuda(cudaMemcpy(rig->device_assignments, a.data(), sizeof(Assignment) * a.size(),
+                          cudaMemcpyHostToDevice), "assignments");
+    softnic::reserve_local_memory(8192);
+    softnic::preload_kernel(reinterpret_cast<const void*>(&submit_kernel), "connection scaling submitters");
+    for (auto& n : rig->nics) n->start();
+    const uint32_t block = 64;
+    submit_kernel<<<(rig->threads + block - 1) / block, block, 0, rig->stream>>>(
+        rig->device_flows, rig->device_assignments, static_cast<uint32_t>(a.size()), visit, rig->spans);
+    check_cuda(cudaGetLastError(), "submit_kernel");
+    gpu::wait_for_stream(rig->stream, "connection scaling submitters", 600,
+                         [&] { return rig->nics[0]->describe_status(); });
+    std::vector<Span> spans(rig->threads);
+    // On the rig's own non-blocking stream: a copy on the legacy stream beside a running engine is
+    // what gpu_engine.h's HAZARDS warn of.
+    check_cuda(cudaMemcpyAsync(spans.data(), rig->spans, sizeof(Span) * spans.size(), cudaMemcpyDeviceToHost,
+                               rig->stream), "spans");
+    check_cuda(cudaStreamSynchronize(rig->stream), "spans");
+    const softnic::ContextCacheCounters cc = rig->nics[0]->context_cache_counters();
+    for (auto& n : rig->nics) n->stop();
+    double group_rate[2] = {0, 0};
+    for (uint32_t g = 0, k = 0; g < 2; ++g) {
+      if (rig->group_flows[g] == 0) continue;
+      unsigned long long start = ~0ull, end = 0;
+      for (const Span& s : spans) {
+        if (s.group != k) continue;
+        valid = valid && s.status == 0;
+        start = std::min(start, s.start);
+        end = std::max(end, s.end);
+      }
+      const double messages = double(a[k].flows) * a[k].visits * visit;
+      group_rate[g] = end > start ? messages / double(end - start) * 1e3 : 0;
+      ++k;
+    }
+    // Payloads: the last SLOTS writes of every flow landed in its slots.
+    std::vector<uint64_t> slots(SLOTS);
+    for (uint32_t f = 0, k = 0, in_group = 0; f < rig->flows.size(); ++f, ++in_group) {
+      const Flow& flow = rig->flows[f];
+      if (f > 0 && flow.group != rig->flows[f - 1].group) ++k, in_group = 0;
+      const uint64_t sent = uint64_t{a[k].visits} * visit;
+      check_cuda(cudaMemcpyAsync(slots.data(), flow.dst, SLOTS * 8, cudaMemcpyDeviceToHost, rig->stream),
+                 "payload check");
+      check_cuda(cudaStreamSynchronize(rig->stream), "payload check");
+      for (uint64_t m = sent - std::min<uint64_t>(sent, SLOTS); m < sent; ++m) {
+        valid = valid && slots[m % SLOTS] == value_of(m, f);
+      }
+    }
+    const double measured = direction == "receive" ? group_rate[1] : group_rate[0];
+    rate.runs.push_back(summarize({measured}));
+    if (direction == "both") received.runs.push_back(summarize({group_rate[1]}));
+    const double total = direction == "both" ? 2.0 * a[0].flows * a[0].visits * visit
+                                             : double(a[0].flows) * a[0].visits * visit;
+    misses.runs.push_back(summarize({double(cc.send_misses + cc.receive_misses) / total}));
+    ceiling.runs.push_back(summarize({predicted}));
+  }
+  // What bounded the rate: the model's own curve when the run is near it, else the engine (its
+  // QP scan and windows), so the report never takes an engine-bound point for the model's.
+  if (softnic::connection_model(profile) && predicted > 0 && !rate.runs.empty()) {
+    const double share = rate.p50() / predicted;
+    char note[128];
+    std::snprintf(note, sizeof note, share >= 0.9 ? "connection-state model (the rate is %.0f %% of its ceiling)"
+                                                  : "softnic GPU engine (the rate is %.0f %% of the model ceiling)",
+                  100 * share);
+    r.knobs.push_back({"bottleneck", note});
+  }
+  r.metrics = {rate};
+  if (direction == "both") r.metrics.push_back(received);
+  r.metrics.push_back(misses);
+  if (predicted > 0) r.metrics.push_back(ceiling);  // a profile without pipe costs predicts nothing
+  r.payload_validated = valid;
+  return r;
+}
+
+int run_gpu_connection_scaling(const Arguments& args, Report& report) {
+  args.provider({"softnic"});
+  Config c;
+  const bool quick = args.flag("quick", "QPs 64, 1024 and 8192, 32 writes per visit, one run");
+  c.device = static_cast<int>(args.integer("device", 0, 0, 64, flag_help::DEVICE));
+  std::vector<uint64_t> qps(c.qps.begin(), c.qps.end());
+  if (quick) qps = {64, 1024, 8192};
+  qps = args.integers("qps", qps, 1, 32768,
+                      "active QPs per direction of NIC A, a comma list (Figure 10a's x axis; 32,768 at most)");
+  c.qps.assign(qps.begin(), qps.end());
+  c.directions = args.choices("direction", "send,receive,both", {"send", "receive", "both"},
+                              "send: A writes to its peers; receive: senders write to A; both: at once (simultaneous)");
+  std::vector<uint64_t> visits = quick ? std::vector<uint64_t>{32} : std::vector<uint64_t>{32, 8192};
+  visits = args.integers("visit", visits, 1, 1u << 20,
+                         "writes per connection visit, a comma list (Figure 10a: 32, and 8,192 for long reuse)");
+  c.visits.assign(visits.begin(), visits.end());
+  const std::string transport = args.choice("transport", "rc", {"rc", "dc"},
+                                            "rc only on the GPU softnic; dc is refused (no DC targets there)");
+  c.nic_profile = args.text("nic-profile", "cx7-ib",
+                            std::string(flag_help::NIC_PROFILE) +
+                                "; default cx7-ib here: fast has no connection-state model, so QP count would cost nothing but the engine's time");
+  softnic::timing_profile(c.nic_profile);
+  c.peers = static_cast<uint32_t>(args.integer("peers", c.peers, 1, 64, "NICs A sends to (send, both): the paper's 8 PEs, one sender and 7 targets"));
+  c.senders = static_cast<uint32_t>(args.integer("senders", c.senders, 1, 64, "NICs that send to A (receive): the paper's receive-only curve declines sooner with more"));
+  c.submitters = static_cast<uint32_t>(args.integer("submitters", c.submitters, 1, 4096, "GPU threads per direction, each cycling its QPs (a fixed grid, as the paper's)"));
+  c.messages = args.integer("messages", c.messages, 1024, 1ull << 32, "writes per direction per run, at least (every QP gets at least two visits)");
+  c.engine_ctas = static_cast<uint32_t>(args.integer("engine-ctas", c.engine_ctas, 1, 1024, "CTAs of NIC A's engine kernel (one per SM)"));
+  c.peer_engine_ctas = static_cast<uint32_t>(args.integer("peer-engine-ctas", c.peer_engine_ctas, 1, 1024, "CTAs of each peer's engine kernel (send, both; receive's senders take --engine-ctas)"));
+  c.engine_warps = static_cast<uint32_t>(args.integer("engine-warps", c.engine_warps, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
+  c.runs = static_cast<uint32_t>(args.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
+  args.check_all_used();
+  if (transport == "dc") {
+    throw InvalidArgument("--transport dc: the GPU softnic has no DC targets (NicTables::fabric is null there); "
+                          "the model's DC side runs on the host softnic (execute_dc_write)");
+  }
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  Progress progress("gpu-connection-scaling", c.directions.size() * c.qps.size() * c.visits.size());
+  int status = 0;
+  for (const std::string& d : c.directions) {
+    for (uint32_t visit : c.visits) {
+      for (uint32_t q : c.qps) {
+        Result r = measure(c, d, q, visit);
+        if (!r.payload_validated) status = 1;
+        progress.done(r.label);
+        report.add(std::move(r));
+      }
+    }
+  }
+  return status;
+}
+
+const bool registered = register_experiment(
+    {"gpu-connection-scaling",
+     "Figure 10a on the softnic's connection-state model: 8 B rate against active QPs per direction, send / receive / both, 32 or 8,192 writes per visit",
+     run_gpu_connection_scaling, false});
+
+}  // namespace
+}  // namespace dissect::bench

@@ -1,0 +1,144 @@
+// The connection-state model of the softnic (profile.h; the paper's §4.3.3 and Figure 10): a
+// QP-context cache per NIC and what its misses cost. A model, not a ConnectX: it is calibrated to
+// the paper's curve (profile.cpp, cx7-ib), and every result it shapes says so.
+//
+// The cache: profile.qp_cache_entries tags in the NIC's table memory (NicTables::qp_cache), each
+// the number of the QP whose context the slot holds, or a DC connection's key (dc_responder_key,
+// top bit set); 0 = empty (QPNs start at QPN_BASE). A context maps to one slot, hash(number) (direct mapped), and a lookup is
+// one atomic exchange: it installs the context and misses when the slot held another. The GPU
+// engine's warps and the host engine's threads all look up at once without a lock; two lookups of
+// one slot racing are ordered by the exchange, so each sees the tag its predecessor left, and a
+// run's miss count depends only on the order lookups reach a slot. Direct mapped with a
+// multiplicative hash rather than LRU: a cyclic sweep over more contexts than an LRU cache holds
+// misses every time, a cliff; the paper's curves decline gradually from about 1,350 active
+// connections, as a hashed cache does (a context hits while no other active one shares its slot:
+// a fraction e^(-F/entries) of F contexts). Tests rely on the hash only through cache_slot.
+//
+// When: once per window (up to 32 WQEs of one QP; finish_window) and once per DC WQE
+// (execute_dc_write), so writes per connection visit amortise misses as they do on a NIC. The
+// requester's context (send processing) is looked up in its own NIC's cache, the responder QP's
+// or DCT's (receive processing) in the responder NIC's; a miss adds its side's miss cost to the
+// pipe of the NIC that missed, and receiving also costs the responder's pipe its per-message time
+// (profile.h). Send and receive processing share one pipe per NIC: a NIC that sends and receives
+// pays both, the initial penalty of simultaneous traffic in Figure 10a.
+#pragma once
+
+#include <cstdint>
+
+#include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
+#include "dissect/softnic/impl/context.h"
+#include "dissect/softnic/profile.h"
+
+namespace dissect::softnic {
+
+// The slot of context `number` in a cache of `entries` (Fibonacci hashing, reduced by a multiply:
+// any entry count, no modulo).
+DISSECT_HD inline uint32_t cache_slot(uint32_t number, uint32_t entries) {
+  const uint32_t mixed = number * 0x9E3779B1u;
+  return static_cast<uint32_t>((uint64_t{mixed} * entries) >> 32);
+}
+
+// Counts one lookup of `nic`'s cache (and its miss). The counters may belong to another GPU's NIC
+// (peer memory): system scope.
+DISSECT_HD inline void count_lookup(NicTables& nic, bool receive, bool miss) {
+  ContextCacheCounters& c = nic.context_cache;
+  add_relaxed<Scope::system>(receive ? &c.receive_lookups : &c.send_lookups, 1);
+  if (miss) add_relaxed<Scope::system>(receive ? &c.receive_misses : &c.send_misses, 1);
+}
+
+// Installs context `number` in `nic`'s cache (owner-space `tags`, as this engine reaches them);
+// true when the slot held it already.
+DISSECT_HD inline bool install_context(uint32_t* tags, uint32_t entries, uint32_t number) {
+  return exchange<Scope::system>(&tags[cache_slot(number, entries)], number) == number;
+}
+
+// Looks context `number` up and counts it; true on a miss.
+DISSECT_HD inline bool lookup_context(NicTables& nic, uint32_t* tags, uint32_t entries,
+                                      uint32_t number, bool receive) {
+  const bool miss = !install_context(tags, entries, number);
+  count_lookup(nic, receive, miss);
+  return miss;
+}
+
+// Quarter nanoseconds a NIC's pipe is claimed in (window.h: PIPE_UNITS_PER_NS).
+inline constexpr uint64_t CONNECTION_PIPE_UNITS_PER_NS = 4;
+
+// Claims `units` of `nic`'s pipe (as pace_payloads claims the local one: it never lags the clock,
+// then the share is added) and returns the time, in ns, the claim ends.
+DISSECT_HD inline uint64_t claim_pipe(NicTables& nic, uint64_t units) {
+  uint64_t* pipe = &nic.pipe_busy_until;
+  fetch_max<Scope::system>(pipe, now_ns() * CONNECTION_PIPE_UNITS_PER_NS);
+  return (fetch_add<Scope::system>(pipe, units) + units) / CONNECTION_PIPE_UNITS_PER_NS;
+}
+
+// The requester side: `local_units` grows by a send miss. `local` is the requester's NIC.
+DISSECT_HD inline void send_processing(NicTables& local, const TimingProfile& p, uint32_t qpn,
+                                       double* local_units) {
+  if (p.send_context_miss_ns == 0 || local.qp_cache == nullptr) return;
+  if (lookup_context(local, local.qp_cache, p.qp_cache_entries, qpn, false)) {
+    *local_units += static_cast<double>(p.send_context_miss_ns) * CONNECTION_PIPE_UNITS_PER_NS;
+  }
+}
+
+// The responder side of `messages` messages to context `number` on `responder` (as this engine
+// reaches it; `header`: its table header, a copy is fine; `window`: how its pointers are reached):
+// the responder's own profile prices them. Returns when the responder's pipe is free of them (ns),
+// 0 when it models no connection state.
+DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTables& header,
+                                              const RemoteWindow& window, uint32_t number,
+                                              uint32_t messages) {
+  const TimingProfile& r = header.profile;
+  if (!connection_model(r)) return 0;
+  double units = r.receive_message_rate_mps > 0
+                     ? messages * 1e3 / r.receive_message_rate_mps * CONNECTION_PIPE_UNITS_PER_NS
+                     : 0;
+  if (r.receive_context_miss_ns != 0 && header.qp_cache != nullptr) {
+    uint32_t* tags = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(header.qp_cache) + window.delta);
+    if (lookup_context(responder, tags, r.qp_cache_entries, number, true)) {
+      units += static_cast<double>(r.receive_context_miss_ns) * CONNECTION_PIPE_UNITS_PER_NS;
+    }
+  }
+  return units > 0 ? claim_pipe(responder, static_cast<uint64_t>(units)) : 0;
+}
+
+// DC (execute_dc_write: every DC WQE runs alone, so it is looked up per WQE). The DCI's context is
+// the requester's, the responder state the DCT keeps for that DCI the responder's. What a ConnectX
+// does that this does not: a DCI connects to one DCT at a time, and a new destination costs a DC
+// connect (and the old one's disconnect) handshake on the wire; the DCT creates a responder context
+// per connected DCI and drops it on disconnect. The model prices a destination change as a send
+// miss (the DCI's context set up again), keys the DCT's per-connection state by (initiator NIC,
+// DCI, DCT), so it occupies the responder's cache as an RC responder QP would, and adds no latency
+// for the handshake itself. DC therefore keeps fewer initiator contexts than RC but still pays for
+// every active initiator-target pair at the target: the decline Figure 10b shows for DC.
+DISSECT_HD inline uint32_t dc_responder_key(uint32_t initiator_nic, uint32_t dci_qpn, uint32_t dctn) {
+  return 0x80000000u | ((initiator_nic * 0x9E3779B1u ^ dci_qpn * 0x85EBCA77u ^ dctn * 0xC2B2AE3Du) & 0x7fffffffu);
+}
+// `destination`: the DCI's current target (QpContext::dc_destination), updated here.
+DISSECT_HD inline DISSECT_COLD void dc_connection_state(NicTables& local, uint32_t dci_qpn,
+                                                        uint32_t* destination, NicTables& target,
+                                                        uint32_t dctn, uint64_t bytes) {
+  const TimingProfile& p = local.profile;
+  double units = pipe_ns(p, 1, static_cast<double>(bytes)) * CONNECTION_PIPE_UNITS_PER_NS;
+  const uint32_t to = dctn ^ (target.nic_id << 20);
+  const bool reconnect = *destination != to;  // the DCI's context is set up for the new target
+  *destination = to;
+  if (p.send_context_miss_ns != 0 && local.qp_cache != nullptr) {
+    const bool miss = !install_context(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
+    count_lookup(local, false, miss);
+    if (miss) units += static_cast<double>(p.send_context_miss_ns) * CONNECTION_PIPE_UNITS_PER_NS;
+  }
+  uint64_t ready = claim_pipe(local, static_cast<uint64_t>(units));
+  if (&target != &local) {
+    const uint64_t received = receive_processing(target, target, RemoteWindow{},
+                                                 dc_responder_key(local.nic_id, dci_qpn, dctn), 1);
+    if (received > ready) ready = received;
+  }
+  while (now_ns() < ready) {
+#if !defined(__CUDA_ARCH__)
+    spin_pause();
+#endif
+  }
+}
+
+}  // namespace dissect::softnic
