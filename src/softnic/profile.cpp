@@ -80,6 +80,35 @@ double whole(const std::string& file, int line, const std::string& key, const st
   return v;
 }
 
+// A profile file's numeric keys: the field each sets and its range.
+struct ProfileField {
+  const char* key;
+  uint32_t TimingProfile::*u32;  // the field it sets: a whole-nanosecond or byte field,
+  double TimingProfile::*real;   // or a rate (the other one is null)
+  double max;
+  bool whole;  // a count: a whole number
+};
+constexpr ProfileField PROFILE_FIELDS[] = {
+    {"doorbell_to_data_ns", &TimingProfile::doorbell_to_data_ns, nullptr, 1e9, false},
+    {"payload_read_ns", &TimingProfile::payload_read_ns, nullptr, 1e9, false},
+    {"data_to_cqe_ns", &TimingProfile::data_to_cqe_ns, nullptr, 1e9, false},
+    {"message_rate_mps", nullptr, &TimingProfile::message_rate_mps, 1e6, false},
+    {"goodput_gbps", nullptr, &TimingProfile::goodput_gbps, 1e6, false},
+    {"packet_header_bytes", &TimingProfile::packet_header_bytes, nullptr, 1e6, false},
+    {"mtu_bytes", &TimingProfile::mtu_bytes, nullptr, double(1ull << 31), false},
+    {"qp_cache_entries", &TimingProfile::qp_cache_entries, nullptr, MAX_QP_CACHE_ENTRIES, true},
+    {"send_context_miss_ns", &TimingProfile::send_context_miss_ns, nullptr, 1e9, false},
+    {"receive_context_miss_ns", &TimingProfile::receive_context_miss_ns, nullptr, 1e9, false},
+    {"receive_message_rate_mps", nullptr, &TimingProfile::receive_message_rate_mps, 1e6, false},
+};
+
+const ProfileField* find_field(const std::string& key) {
+  for (const ProfileField& f : PROFILE_FIELDS) {
+    if (key == f.key) return &f;
+  }
+  return nullptr;
+}
+
 TimingProfile from_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
@@ -99,31 +128,19 @@ TimingProfile from_file(const std::string& path) {
     const std::string key = trim(text.substr(0, eq)), value = trim(text.substr(eq + 1));
     if (key == "name") {
       std::snprintf(p.name, sizeof p.name, "%s", value.c_str());
-    } else if (key == "doorbell_to_data_ns") {
-      p.doorbell_to_data_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
-    } else if (key == "payload_read_ns") {
-      p.payload_read_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
-    } else if (key == "data_to_cqe_ns") {
-      p.data_to_cqe_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
-    } else if (key == "message_rate_mps") {
-      p.message_rate_mps = number(path, line, key, value, 1e6);
-    } else if (key == "goodput_gbps") {
-      p.goodput_gbps = number(path, line, key, value, 1e6);
-    } else if (key == "packet_header_bytes") {
-      p.packet_header_bytes = static_cast<uint32_t>(number(path, line, key, value, 1e6));
-    } else if (key == "mtu_bytes") {
-      p.mtu_bytes = static_cast<uint32_t>(number(path, line, key, value, 1ull << 31));
-    } else if (key == "qp_cache_entries") {
-      p.qp_cache_entries = static_cast<uint32_t>(whole(path, line, key, value, MAX_QP_CACHE_ENTRIES));
-    } else if (key == "send_context_miss_ns") {
-      p.send_context_miss_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
-    } else if (key == "receive_context_miss_ns") {
-      p.receive_context_miss_ns = static_cast<uint32_t>(number(path, line, key, value, 1e9));
-    } else if (key == "receive_message_rate_mps") {
-      p.receive_message_rate_mps = number(path, line, key, value, 1e6);
-    } else {
+      continue;
+    }
+    const ProfileField* field = find_field(key);
+    if (field == nullptr) {
       throw InvalidArgument("NIC profile " + path + " line " + std::to_string(line) +
                             ": unknown key '" + key + "'");
+    }
+    const double v = field->whole ? whole(path, line, key, value, field->max)
+                                  : number(path, line, key, value, field->max);
+    if (field->u32 != nullptr) {
+      p.*(field->u32) = static_cast<uint32_t>(v);
+    } else {
+      p.*(field->real) = v;
     }
   }
   return p;
