@@ -42,11 +42,12 @@ inline constexpr bool TELEMETRY_COMPILED = true;
 
 // Telemetry is a compile-time policy of the submit path, beside its ordering: counted<Ordering> is
 // the ordering gda/ordering.h names, with the hooks below compiled in; a bare ordering has none,
-// so its put compiles to the same SASS as a build without telemetry (tests/cpu/gda: the PTX of
-// both is compared). Why not a runtime check everywhere: with the hooks in every put (a null
-// check each), put_value was 2,536 SASS instructions and 56 registers against 272 and 32 without
-// them (sm_90, nvcc 13.0), and a kernel carrying a put it never calls kept its live values in
-// local memory (gpu-kernel-cost's compute caller lost 80 % of its throughput on the H200).
+// so its put compiles to the same SASS as a build without telemetry
+// (tests/cpu/telemetry/telemetry_policy_ptx_test.sh compares the PTX of both). Why not a runtime
+// check everywhere: with the hooks in every put (a null check each), put_value was 2,536 SASS
+// instructions and 56 registers against 272 and 32 without them (sm_90, nvcc 13.0), and a kernel
+// carrying a put it never calls kept its live values in local memory (gpu-kernel-cost's compute
+// caller lost 80 % of its throughput on the H200).
 template <typename Ordering>
 struct counted : Ordering {
   static constexpr bool counts_telemetry = true;
@@ -102,9 +103,8 @@ DISSECT_HD constexpr uint64_t opcode_class(uint8_t opcode) {
 namespace detail {
 // Inline, unlike the other hook bodies (below): a call per WQE cost a counted post of 16 writes
 // with telemetry on 27 % more issue time than the inlined store (H200, gpu-telemetry-rate).
-DISSECT_HD inline void stamp_post(uint64_t* post_stamps, uint64_t mask,
-                                               uint64_t sample_mask, uint64_t start,
-                                               PostNote note) {
+DISSECT_HD inline void stamp_post(uint64_t* post_stamps, uint64_t mask, uint64_t sample_mask,
+                                  uint64_t start, PostNote note) {
   namespace ps = post_stamp;
   const uint64_t wqebbs = mlx5::wqebbs_for_ds(note.ds);
   const uint64_t bytes = note.bytes;

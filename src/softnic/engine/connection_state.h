@@ -29,6 +29,7 @@
 #include "dissect/common/clock.h"
 #include "dissect/softnic/impl/context.h"
 #include "dissect/softnic/profile.h"
+#include "pipe.h"
 
 namespace dissect::softnic {
 
@@ -61,23 +62,12 @@ DISSECT_HD inline bool lookup_context(NicTables& nic, uint32_t* tags, uint32_t e
   return miss;
 }
 
-// Quarter nanoseconds a NIC's pipe is claimed in (window.h: PIPE_UNITS_PER_NS).
-inline constexpr uint64_t CONNECTION_PIPE_UNITS_PER_NS = 4;
-
-// Claims `units` of `nic`'s pipe (as pace_payloads claims the local one: it never lags the clock,
-// then the share is added) and returns the time, in ns, the claim ends.
-DISSECT_HD inline uint64_t claim_pipe(NicTables& nic, uint64_t units) {
-  uint64_t* pipe = &nic.pipe_busy_until;
-  fetch_max<Scope::system>(pipe, now_ns() * CONNECTION_PIPE_UNITS_PER_NS);
-  return (fetch_add<Scope::system>(pipe, units) + units) / CONNECTION_PIPE_UNITS_PER_NS;
-}
-
 // The requester side: `local_units` grows by a send miss. `local` is the requester's NIC.
 DISSECT_HD inline void send_processing(NicTables& local, const TimingProfile& p, uint32_t qpn,
                                        double* local_units) {
   if (p.send_context_miss_ns == 0 || local.qp_cache == nullptr) return;
   if (lookup_context(local, local.qp_cache, p.qp_cache_entries, qpn, false)) {
-    *local_units += static_cast<double>(p.send_context_miss_ns) * CONNECTION_PIPE_UNITS_PER_NS;
+    *local_units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
   }
 }
 
@@ -91,15 +81,16 @@ DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTab
   const TimingProfile& r = header.profile;
   if (!connection_model(r)) return 0;
   double units = r.receive_message_rate_mps > 0
-                     ? messages * 1e3 / r.receive_message_rate_mps * CONNECTION_PIPE_UNITS_PER_NS
+                     ? messages * 1e3 / r.receive_message_rate_mps * PIPE_UNITS_PER_NS
                      : 0;
   if (r.receive_context_miss_ns != 0 && header.qp_cache != nullptr) {
     uint32_t* tags = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(header.qp_cache) + window.delta);
     if (lookup_context(responder, tags, r.qp_cache_entries, number, true)) {
-      units += static_cast<double>(r.receive_context_miss_ns) * CONNECTION_PIPE_UNITS_PER_NS;
+      units += static_cast<double>(r.receive_context_miss_ns) * PIPE_UNITS_PER_NS;
     }
   }
-  return units > 0 ? claim_pipe(responder, static_cast<uint64_t>(units)) : 0;
+  if (units <= 0) return 0;
+  return claim_pipe<Scope::system>(&responder.pipe_busy_until, static_cast<uint64_t>(units));
 }
 
 // DC (execute_dc_write: every DC WQE runs alone, so it is looked up per WQE). The DCI's context is
@@ -119,26 +110,23 @@ DISSECT_HD inline DISSECT_COLD void dc_connection_state(NicTables& local, uint32
                                                         uint32_t* destination, NicTables& target,
                                                         uint32_t dctn, uint64_t bytes) {
   const TimingProfile& p = local.profile;
-  double units = pipe_ns(p, 1, static_cast<double>(bytes)) * CONNECTION_PIPE_UNITS_PER_NS;
+  double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
   const uint32_t to = dctn ^ (target.nic_id << 20);
   const bool reconnect = *destination != to;  // the DCI's context is set up for the new target
   *destination = to;
   if (p.send_context_miss_ns != 0 && local.qp_cache != nullptr) {
     const bool miss = !install_context(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
     count_lookup(local, false, miss);
-    if (miss) units += static_cast<double>(p.send_context_miss_ns) * CONNECTION_PIPE_UNITS_PER_NS;
+    if (miss) units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
   }
-  uint64_t ready = claim_pipe(local, static_cast<uint64_t>(units));
+  uint64_t ready =
+      claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   if (&target != &local) {
     const uint64_t received = receive_processing(target, target, RemoteWindow{},
                                                  dc_responder_key(local.nic_id, dci_qpn, dctn), 1);
     if (received > ready) ready = received;
   }
-  while (now_ns() < ready) {
-#if !defined(__CUDA_ARCH__)
-    spin_pause();
-#endif
-  }
+  wait_until(ready);
 }
 
 }  // namespace dissect::softnic

@@ -29,6 +29,7 @@
 #include "connection_state.h"
 #include "execute.h"
 #include "lanes.h"
+#include "pipe.h"
 
 namespace dissect::softnic {
 
@@ -483,22 +484,6 @@ DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, u
   return count;
 }
 
-// NicTables::pipe_busy_until counts quarter nanoseconds: %globaltimer counts from the epoch (about
-// 1.8e18 ns), so finer units would overflow 64 bits.
-inline constexpr uint64_t PIPE_UNITS_PER_NS = 4;
-
-// The timing profile (profile.h): the time before which a window's payloads may not move. It
-// claims the NIC's pipe for the window's messages and bytes (one compare-and-swap per window, every
-// QP of the NIC sharing it) and waits for both that slot and the doorbell's latency.
-// A pure spin on the GPU: a sleeping warp's wake-up is coarser than the waits a profile asks for.
-DISSECT_HD inline void wait_until(uint64_t t) {
-  while (now_ns() < t) {
-#if !defined(__CUDA_ARCH__)
-    spin_pause();
-#endif
-  }
-}
-
 // The pipe units a window claims (profile.h, pipe_ns: the slower of its two stages).
 DISSECT_HD inline double pipe_cost_units(const TimingProfile& p, uint32_t messages, uint64_t bytes) {
   return pipe_ns(p, messages, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
@@ -528,8 +513,11 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
   return out;
 }
 
-// Returns the time the payloads may move (the CQEs follow data_to_cqe after it, so the engine's
-// own copying overlaps the modelled acknowledgement rather than adding to it).
+// The timing profile (profile.h): the time before which a window's payloads may not move. It
+// claims the NIC's pipe (pipe.h) for the window's messages and bytes, every QP of the NIC sharing
+// it, and waits for both that slot and the doorbell's latency. Returns the time the payloads may
+// move (the CQEs follow data_to_cqe after it, so the engine's own copying overlaps the modelled
+// acknowledgement rather than adding to it).
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
                                          uint64_t bytes, bool pointer) {
   const TimingProfile& p = w.profile;
@@ -541,12 +529,8 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
     if (c.received > ready) ready = c.received;
   }
   if (cost > 0 && w.pipe != nullptr) {
-    // The pipe never lags the clock, then this window's share is added: two atomics, no retry
-    // loop (a compare-and-swap contended by every warp of the NIC cost microseconds a window).
-    fetch_max<TABLE_SCOPE>(w.pipe, now_ns() * PIPE_UNITS_PER_NS);
-    const uint64_t end = fetch_add<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost)) +
-                         static_cast<uint64_t>(cost);
-    if (end / PIPE_UNITS_PER_NS > ready) ready = end / PIPE_UNITS_PER_NS;
+    const uint64_t end = claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost));
+    if (end > ready) ready = end;
   }
   wait_until(ready);
   return ready;
