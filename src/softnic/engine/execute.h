@@ -147,12 +147,19 @@ DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t l
 
 // True when `key` names a region of protection domain `pd` covering [address, address + length)
 // with every flag of `access`. `window`: as for read_mr; `address` is in the owner's space.
+// What key_allows decides from an entry read_mr returned (`found`).
+DISSECT_HD inline bool entry_allows(bool found, const MrEntry& entry, uint32_t pd, uint64_t address,
+                                    uint64_t length, uint32_t access) {
+  return found && entry.pd == pd && (entry.access & access) == access &&
+         covers(entry, address, length);
+}
+
 DISSECT_HD inline bool key_allows(const NicTables& nic, uint32_t pd, uint32_t key, uint64_t address,
                                   uint64_t length, uint32_t access,
                                   const RemoteWindow& window = RemoteWindow{}) {
   MrEntry entry;
-  return read_mr(nic, key, &entry, window) && entry.pd == pd &&
-         (entry.access & access) == access && covers(entry, address, length);
+  const bool found = read_mr(nic, key, &entry, window);
+  return entry_allows(found, entry, pd, address, length, access);
 }
 
 // The entry CQE number `index` of `cq` is written to: index % cqe_count, or entry 0 of a collapsed
@@ -326,6 +333,30 @@ struct WriteTarget {
   RemoteWindow window;
 };
 
+// The checks of a WRITE's responder side, after its local ones (check_write_to, and the express
+// window's one-WQEBB WRITEs: engine/express.h): length, an answering responder, the rkey's entry
+// (`rkey_entry`, read by read_mr from target.nic: `rkey_found`) and the window; fills `plan` (all
+// but `responder`) when they pass. `source`: null for an inline payload.
+DISSECT_HD inline uint8_t check_write_target(const WriteTarget& target, uint64_t remote_address,
+                                             bool rkey_found, const MrEntry& rkey_entry,
+                                             const uint8_t* source, uint64_t length,
+                                             uint32_t payload_at, WritePlan* plan) {
+  using namespace mlx5;
+  if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+  if (target.nic == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+  const RemoteWindow& window = target.window;
+  if (!entry_allows(rkey_found, rkey_entry, target.pd, remote_address, length, 2 /*REMOTE_WRITE*/) ||
+      !window_covers(window, remote_address, length)) {
+    return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+  }
+  plan->destination = through(window, reinterpret_cast<uint8_t*>(remote_address));
+  plan->source = source;
+  plan->length = length;
+  plan->responder = nullptr;
+  plan->payload_at = payload_at;
+  return 0;
+}
+
 // Segment `k` of the WQE at `start`, whose first WQEBB is `first_wqebb`: the segments of the first
 // WQEBB without the ring's index arithmetic (every one-WQEBB WQE), the rest through it (a WQE may
 // wrap the ring).
@@ -373,20 +404,11 @@ DISSECT_HD inline uint8_t check_write_to(QpContext& qp, const mlx5::send_ring& r
     }
     *segments = ds - payload_at;
   }
-  if (length > MAX_MESSAGE_BYTES) return MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-  if (target.nic == nullptr) return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
-  const RemoteWindow& window = target.window;
-  if (!key_allows(*target.nic, target.pd, rkey, remote_address, length, 2 /*REMOTE_WRITE*/,
-                  window) ||
-      !window_covers(window, remote_address, length)) {
-    return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
-  }
-  plan->destination = through(window, reinterpret_cast<uint8_t*>(remote_address));
-  plan->source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(first->addr.value());
-  plan->length = length;
-  plan->responder = nullptr;
-  plan->payload_at = payload_at;
-  return 0;
+  const uint8_t* source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(first->addr.value());
+  MrEntry rkey_entry{};
+  const bool rkey_found = target.nic != nullptr && read_mr(*target.nic, rkey, &rkey_entry, target.window);
+  return check_write_target(target, remote_address, rkey_found, rkey_entry, source, length,
+                            payload_at, plan);
 }
 
 // Checks an RC RDMA WRITE (or WRITE WITH IMM) against the connected responder `remote`.

@@ -65,7 +65,46 @@ struct WarpLanes {
   // the rest in order grew the engine kernel's code by 6 % (10,232 -> 10,856 instructions), and
   // the engine warp is bound by instruction fetch.
   static constexpr bool IN_TURN = false;
+  // Per-lane state (express.h) is one entry in each lane's registers.
+  static constexpr uint32_t SLOTS = 1;
+  __device__ static constexpr uint32_t slot(uint32_t) { return 0; }
   __device__ uint32_t lane() const { return threadIdx.x & 31; }
+  // f(lane) in the lanes below `count`, with no barrier: for per-lane state only.
+  template <typename F>
+  __device__ void mine(uint32_t count, F&& f) const {
+    if (lane() < count) f(lane());
+  }
+  // f(k) of lane k, in every lane.
+  template <typename F>
+  __device__ uint32_t pick(uint32_t k, F&& f) const {
+    return __shfl_sync(FULL, lane() == k ? static_cast<uint32_t>(f(lane())) : 0u, k);
+  }
+  // How many of the lanes below `count` form a prefix in which no lane writes bytes a lower lane
+  // writes: lane k writes range(k) = {begin, end} (empty when end == begin). The window's lanes
+  // copy those at once; the rest waits for a later window, as one WQE at a time would land it
+  // after them. Ascending ranges (the common case) are recognised by a max-scan of the lower
+  // lanes' ends; anything else is compared pair by pair out of line.
+  template <typename F>
+  __device__ uint32_t disjoint_prefix(uint32_t count, F&& range) const {
+    if (count <= 1) return count;
+    uint64_t begin = 0, end = 0;
+    if (lane() < count) {
+      const auto r = range(lane());
+      begin = r.begin;
+      end = r.end;
+    }
+    const bool empty = end == begin;
+    uint64_t reach = empty ? 0 : end;  // max end of lanes <= this one
+#pragma unroll
+    for (uint32_t d = 1; d < 32; d *= 2) {
+      const uint64_t lower = __shfl_up_sync(FULL, reach, d);
+      if (lane() >= d && lower > reach) reach = lower;
+    }
+    uint64_t below = __shfl_up_sync(FULL, reach, 1);
+    if (lane() == 0) below = 0;
+    if (__all_sync(FULL, empty || begin >= below)) return count;
+    return pairwise_disjoint_prefix(count, empty ? 0 : begin, empty ? 0 : end);
+  }
   template <typename F>
   __device__ void each(uint32_t count, F&& f) const {
     __syncwarp();
@@ -103,6 +142,16 @@ struct WarpLanes {
     return static_cast<T>(__shfl_sync(FULL, static_cast<uint32_t>(v), 0));
   }
   __device__ void sync() const { __syncwarp(); }
+  __device__ uint32_t pairwise_disjoint_prefix(uint32_t count, uint64_t begin,
+                                                            uint64_t end) const {
+    bool conflict = false;
+    for (uint32_t j = 0; j + 1 < count; ++j) {
+      const uint64_t b = __shfl_sync(FULL, begin, j), e = __shfl_sync(FULL, end, j);
+      if (lane() > j && lane() < count && begin < e && b < end) conflict = true;
+    }
+    const uint32_t conflicts = __ballot_sync(FULL, conflict);
+    return conflicts == 0 ? count : lowest_set_bit(conflicts);
+  }
   // The warp copies one payload, 16 B (or 8 B, or 1 B, as the alignment allows) per lane per step,
   // four steps in flight. The ranges do not overlap (lane_copies sends those to one lane). Out of
   // line: a call costs nothing beside a 256 B+ copy, and its unrolled loops stay out of the
@@ -162,9 +211,24 @@ struct HostLanes {
   // Lane k runs after lane k - 1: a window's payloads move one WQE after the other in WQE order,
   // so a write to bytes an earlier one wrote lands after it whatever they overlap (finish_window).
   static constexpr bool IN_TURN = true;
+  static constexpr uint32_t SLOTS = 32;
+  DISSECT_HD static constexpr uint32_t slot(uint32_t k) { return k; }
   template <typename F>
   DISSECT_HD void each(uint32_t count, F&& f) const {
     for (uint32_t k = 0; k < count; ++k) f(k);
+  }
+  template <typename F>
+  DISSECT_HD void mine(uint32_t count, F&& f) const {
+    each(count, f);
+  }
+  template <typename F>
+  DISSECT_HD uint32_t pick(uint32_t k, F&& f) const {
+    return static_cast<uint32_t>(f(k));
+  }
+  // Every lane: the lanes run in turn, so a later WQE's bytes land after an earlier one's.
+  template <typename F>
+  DISSECT_HD uint32_t disjoint_prefix(uint32_t count, F&&) const {
+    return count;
   }
   template <typename F>
   DISSECT_HD void leader(F&& f) const {

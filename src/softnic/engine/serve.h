@@ -4,12 +4,51 @@
 
 #include <cstdint>
 
+#include "express.h"
 #include "window.h"
 
 namespace dissect::softnic {
 
 // WQEs one QP may execute per visit, so one busy queue cannot starve the others of its engine lane.
 inline constexpr uint32_t SERVICE_BUDGET = 64;
+
+// Whether a QP with EngineFlags `flags` is served with these scopes (serve_qp's choice).
+template <Scope Doorbell, Scope Completion>
+DISSECT_HD inline bool serves_scopes(uint32_t flags) {
+  if ((flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0) {
+    return Doorbell == Scope::system && Completion == Scope::system;
+  }
+  const Scope completion = (flags & ENGINE_SYSTEM_COMPLETION) != 0 ? Scope::system : Scope::gpu;
+  return Doorbell == Scope::gpu && Completion == completion;
+}
+
+// The staged window out of line: the express window is the common one, and the two inlined
+// together made the engine kernel spill (ptxas, sm_90: 255 registers, 512 B).
+template <Scope Completion, typename Lanes>
+DISSECT_HD DISSECT_COLD Served serve_staged_window_out_of_line(const Lanes& lanes, Window& w,
+                                                               QpContext& qp, const NicTables& local) {
+  return serve_staged_window<Completion>(lanes, w, qp, local);
+}
+
+// Executes one window of `qp`'s announced WQEs with `lanes` (lanes.h): the parallel engines' unit
+// of work, the express window when its WQEs allow (express.h), else the staged one (window.h).
+// `Doorbell`: the scope of the doorbell's submitters; `Completion`: of the CQE's and the payload's
+// observers (EngineFlags).
+template <Scope Doorbell, Scope Completion, typename Lanes>
+DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
+                                      const NicTables& local, QpCopy* cache) {
+  open_window<Doorbell>(lanes, w, qp, cache);
+  if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
+#if defined(__CUDA_ARCH__)
+  // serve_qp chose the scopes from the copy it had; a copy refreshed since (the QP connected
+  // anew) may name others: nothing is served now, the next visit takes them.
+  if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) return Served{0, 0};
+#endif
+  if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
+  const Served express = serve_express<Completion>(lanes, w, qp, local);
+  if (express.executed != 0) return express;
+  return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);
+}
 
 // A window of a QP whose queues are in host memory or whose completions are observed beyond the
 // engine's GPU: out of line, so that the common window (GPU-resident queues, GPU-scope completion)
@@ -29,7 +68,10 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
                                   uint32_t budget = SERVICE_BUDGET) {
   Served total{0, 0};
 #if defined(__CUDA_ARCH__)
-  const uint32_t flags = qp.engine_flags;
+  // The scopes from the warp's copy of the QP when it has one: an L2 read of the QpContext here
+  // came before the doorbell's, one more round trip in every poll (serve_window checks them).
+  const bool held = cache != nullptr && cache->qp == &qp;
+  const uint32_t flags = held ? cache->view.engine_flags : qp.engine_flags;
   const bool host_queues = (flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0;
   const bool system_completion = (flags & ENGINE_SYSTEM_COMPLETION) != 0;
 #endif

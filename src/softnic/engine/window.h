@@ -446,10 +446,11 @@ struct WindowTally {
   bool failed;
 };
 
-DISSECT_HD inline void retire_window(QpContext& qp, QpContext& v, const Window& window,
-                                     const WindowTally& t) {
-  const WindowWqe& last = window.wqe[t.executed - 1];
-  v.sq_consumer += last.offset + last.wqebbs;
+// `wqebbs`: the WQEBBs the window's WQEs occupy; `responder`: the QP's one responder (every WRITE
+// of a window goes to it: check_write found it), when the window wrote.
+DISSECT_HD inline void retire_window(QpContext& qp, QpContext& v, QpContext* responder,
+                                     const WindowTally& t, uint32_t wqebbs) {
+  v.sq_consumer += wqebbs;
   v.send_cq.produced += t.cqes;
   qp.sq_consumer = v.sq_consumer;
   qp.send_cq.produced = v.send_cq.produced;
@@ -458,10 +459,8 @@ DISSECT_HD inline void retire_window(QpContext& qp, QpContext& v, const Window& 
   add_count(qp.counters.tx_bytes, t.bytes);
   add_count(qp.counters.cqes_written, t.cqes);
   if (t.writes != 0) {
-    // Every WRITE of the window went to the QP's one responder (check_write found it).
-    QpContext& responder = *window.copy->remote.responder;
-    add_count(responder.counters.rx_bytes, t.bytes);
-    add_count(responder.counters.rx_packets, t.writes);
+    add_count(responder->counters.rx_bytes, t.bytes);
+    add_count(responder->counters.rx_packets, t.writes);
   }
   if (t.failed) {
     add_count(qp.counters.error_cqes, 1);
@@ -612,17 +611,17 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   tally.writes = popcount(after[WQE_WRITES - WQE_BEFORE_PERFORM] & lanes_below(moved));
   tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
   tally.failed = failures != 0;
-  lanes.leader([&] { retire_window(qp, v, w, tally); });
+  const WindowWqe& last = w.wqe[executed - 1];
+  lanes.leader([&] { retire_window(qp, v, w.copy->remote.responder, tally, last.offset + last.wqebbs); });
   DISSECT_PHASE(7);
   return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
 }
 
-// Executes one window of `qp`'s announced WQEs with `lanes` (lanes.h): the parallel engines' unit
-// of work. `Doorbell`: the scope of the doorbell's submitters; `Completion`: of the CQE's and the
-// payload's observers (EngineFlags).
-template <Scope Doorbell, Scope Completion, typename Lanes>
-DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
-                                      const NicTables& local, QpCopy* cache) {
+// Phase 0 of a window: the doorbell and the QP's state, read into the warp's copy of the QP
+// (`cache`, or the scratch copy); sets w.copy, w.state and w.available. `Doorbell`: the scope of
+// the doorbell's submitters (EngineFlags).
+template <Scope Doorbell, typename Lanes>
+DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp, QpCopy* cache) {
   DISSECT_PHASE_START;
   lanes.leader([&] {
     QpCopy& c = cache != nullptr ? *cache : w.scratch;
@@ -645,10 +644,16 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     // Only a copy that stands for an answering, connected QP in RTS is kept for the next window.
     if (c.remote.responder == nullptr || v.state != QP_STATE_RTS) c.qp = nullptr;
   });
-  DISSECT_PHASE(0);
-  if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
-  if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
+  if (w.available != 0) DISSECT_PHASE(0);  // heads of windows with work: most heads are idle polls
+}
 
+// The window of an open QP in RTS (open_window) whose WQEs go through the stage in shared memory:
+// any mix of window WQEs (express.h takes the windows of one-WQEBB WQEs only). `Completion`: the
+// scope of the CQE's and the payload's observers (EngineFlags).
+template <Scope Completion, typename Lanes>
+DISSECT_HD inline Served serve_staged_window(const Lanes& lanes, Window& w, QpContext& qp,
+                                             const NicTables& local) {
+  DISSECT_PHASE_START;
   QpContext& v = w.copy->view;
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   const mlx5::send_ring staged = w.staged();

@@ -279,10 +279,15 @@ struct Round {
   std::vector<Doorbell> doorbells;
 };
 
+// Which WQEs a program holds: any kind, or only those of express windows (engine/express.h: NOPs,
+// inline payloads of at most 28 B, one-segment WRITEs under 256 B; all one WQEBB).
+enum class Mix : uint8_t { any, one_wqebb };
+
 // `hazards`: destinations and sources anywhere (a later WQE may overwrite or read what an earlier
 // one of the same doorbell wrote); otherwise every WQE of a round writes a range of its own and
 // no source is ever written.
-std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_wqes, bool hazards) {
+std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_wqes, bool hazards,
+                                Mix mix = Mix::any) {
   std::mt19937 rng(seed);
   auto uniform = [&](uint32_t lo, uint32_t hi) {  // [lo, hi]
     return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
@@ -300,7 +305,11 @@ std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_w
     while (true) {
       Op op;
       const uint32_t pick = uniform(0, 99);
-      if (pick < 8) {
+      if (mix == Mix::one_wqebb) {
+        op.kind = pick < 10 ? Kind::nop : (pick < 55 ? Kind::inline_write : Kind::write);
+        if (op.kind == Kind::inline_write) op.length = chance(0.5) ? 8 : uniform(1, 28);
+        if (op.kind == Kind::write) op.length = uniform(1, 255);
+      } else if (pick < 8) {
         op.kind = Kind::nop;
       } else if (pick < 30) {
         op.kind = Kind::inline_write;
@@ -347,7 +356,9 @@ std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_w
         }
       }
       if (fault_rate > 0 && chance(fault_rate)) {
-        if (op.kind == Kind::nop) {
+        if (op.kind == Kind::nop && mix == Mix::one_wqebb) {
+          // a bad opcode is no express WQE: the NOP stays
+        } else if (op.kind == Kind::nop) {
           op.kind = Kind::bad_opcode;
           op.length = 8;
         } else if (op.kind == Kind::fetch_add) {
@@ -429,13 +440,33 @@ void expect_same_cqes(const softnic::CqContext& a, const softnic::CqContext& b, 
   }
 }
 
+// One visit of the windowed engine: serve_qp, or (Mix::one_wqebb) its loop with every window of a
+// QP in RTS required to be an express window (serve_express, no staged fallback).
+uint32_t visit(Mix mix, softnic::Window& window, Synthetic& s, uint32_t budget) {
+  const softnic::HostLanes lanes;
+  if (mix == Mix::any) return softnic::serve_qp(lanes, window, s.qp(), s.tables, &window.cache[0], budget).executed;
+  uint32_t executed = 0;
+  while (executed < budget) {
+    softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0]);
+    if (window.state == softnic::QP_STATE_RESET || window.available == 0) break;
+    const softnic::Served served =
+        window.state == softnic::QP_STATE_RTS
+            ? softnic::serve_express<Scope::system>(lanes, window, s.qp(), s.tables)
+            : softnic::serve_alone(lanes, s.qp(), s.tables);
+    EXPECT_NE(served.executed, 0u) << "a window of one-WQEBB WQEs at " << s.qp().sq_consumer
+                                   << " was not an express window";
+    if (served.executed == 0) break;
+    executed += served.executed;
+  }
+  return executed;
+}
+
 // Drives the reference one WQE at a time and `windowed` in windows until neither has anything
 // announced left.
-void drain(Synthetic& reference, Synthetic& windowed, softnic::Window& window) {
+void drain(Synthetic& reference, Synthetic& windowed, softnic::Window& window, Mix mix) {
   for (int guard = 0; guard < 100000; ++guard) {
     const uint32_t a = softnic::service_qp(reference.qp(), reference.tables, 64);
-    const uint32_t b =
-        softnic::serve_qp(softnic::HostLanes{}, window, windowed.qp(), windowed.tables, &window.cache[0]).executed;
+    const uint32_t b = visit(mix, window, windowed, 64);
     if (a == 0 && b == 0) return;
   }
   FAIL() << "the engines never ran dry";
@@ -448,11 +479,11 @@ struct Outcome {
 
 // Runs one seed's program through both engines; returns false (with gtest failures) on the first
 // round that differs.
-bool run_differential(uint32_t seed, bool hazards, Outcome* outcome) {
+bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = Mix::any) {
   constexpr uint32_t kSq = 64;
   constexpr uint32_t kCq = 128;
   constexpr uint32_t kRq = 64;
-  const std::vector<Round> program = make_program(seed, kSq, kRq, hazards);
+  const std::vector<Round> program = make_program(seed, kSq, kRq, hazards, mix);
   auto reference = std::make_unique<Synthetic>(kSq, kCq, kRq);
   auto windowed = std::make_unique<Synthetic>(kSq, kCq, kRq);
   softnic::Window window{};
@@ -489,11 +520,9 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome) {
       reference->ring_doorbell(announced);
       windowed->ring_doorbell(announced);
       softnic::service_qp(reference->qp(), reference->tables, d.budget);
-      outcome->windowed_wqes +=
-          softnic::serve_qp(softnic::HostLanes{}, window, windowed->qp(), windowed->tables, &window.cache[0], d.budget)
-              .executed;
+      outcome->windowed_wqes += visit(mix, window, *windowed, d.budget);
     }
-    drain(*reference, *windowed, window);
+    drain(*reference, *windowed, window, mix);
 
     SCOPED_TRACE("seed " + std::to_string(seed) + ", after round " + std::to_string(r) +
                  "; program:\n" + trace.str());
@@ -545,6 +574,17 @@ TEST(EngineWindow, WindowsMatchOneWqeAtATimeWhenWritesOverlap) {
   for (uint32_t seed = 1; seed <= 200; ++seed) {
     if (!run_differential(seed, /*hazards=*/true, &outcome)) break;
   }
+}
+
+// The express window (engine/express.h) alone: programs of one-WQEBB WQEs only, every window of
+// a QP in RTS served by serve_express, against one WQE at a time.
+TEST(EngineWindow, ExpressWindowsMatchOneWqeAtATime) {
+  Outcome outcome;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    if (!run_differential(seed, /*hazards=*/seed % 2 == 0, &outcome, Mix::one_wqebb)) break;
+  }
+  EXPECT_GT(outcome.windowed_wqes, 10000u);
+  EXPECT_GT(outcome.errors, 20u);
 }
 
 // The smallest case of the above: a large pointer WRITE (copied warp-wide after the lane copies)

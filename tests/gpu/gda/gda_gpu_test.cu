@@ -196,6 +196,80 @@ int run_stepped_engine() {
   return 0;
 }
 
+// Slot of 8 B put k in run_window_order: descending and revisited, so that the engine's windows
+// hold WQEs whose destinations neither ascend nor stay disjoint.
+DISSECT_HD inline uint32_t revisited_slot(uint32_t k) { return (31 - k) % 12; }
+constexpr uint32_t ORDER_PUTS = 32, ORDER_WRITES = 16, ORDER_WRITE_BYTES = 16;
+constexpr size_t ORDER_WRITES_AT = 1024;  // the pointer writes' destinations, descending
+
+// An owner posts, with the engine stopped: 32 put_values to revisited slots, then 16 pointer
+// writes to descending disjoint slots, one doorbell each.
+__global__ void order_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
+                            uint32_t rkey, uint64_t* end, uint32_t* result) {
+  gda::OwnedQp owned = gda::own(qp);
+  uint32_t status = 0;
+  for (uint32_t k = 0; k < ORDER_PUTS && status == 0; ++k) {
+    status = static_cast<uint32_t>(gda::put_value<gda::ordering::gpu_fence>(
+        owned, 0x5000 + k, 8, reinterpret_cast<uint64_t>(dst + 8 * revisited_slot(k)), rkey,
+        gda::Completion::signaled, end));
+  }
+  for (uint32_t k = 0; k < ORDER_WRITES && status == 0; ++k) {
+    uint8_t* s = src + k * ORDER_WRITE_BYTES;
+    for (uint32_t b = 0; b < ORDER_WRITE_BYTES; ++b) s[b] = pattern_byte(k, b);
+    const size_t at = ORDER_WRITES_AT + (ORDER_WRITES - 1 - k) * ORDER_WRITE_BYTES;
+    gda::WriteRequest r{reinterpret_cast<uint64_t>(s), lkey, ORDER_WRITE_BYTES,
+                        reinterpret_cast<uint64_t>(dst + at), rkey};
+    status = static_cast<uint32_t>(gda::put<gda::ordering::gpu_fence>(owned, r, gda::Completion::signaled, end));
+  }
+  gda::disown(owned);
+  *result = status;
+}
+
+// The GPU engine's windows end before a WRITE to bytes an earlier WQE of the window writes, and
+// copy descending disjoint destinations side by side (WarpLanes::disjoint_prefix): the bytes are
+// those of the WQEs executed one at a time, every WQE executed once.
+int run_window_order() {
+  if (device_count_or_skip() == 0) return SKIP;
+  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096);
+  softnic::GpuSoftNic& engine = *layout->nics[0];
+  engine.stop();
+  Pe& pe = layout->pe[0];
+  Pe& peer = layout->pe[1];
+  uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
+  Stream stream(0);
+  order_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), pe.src, pe.src_mr.lkey, peer.dst,
+                                     peer.dst_mr.rkey, end, layout->result);
+  GT_CHECK(wait_stream(stream.s, 15), "posting kernel did not finish");
+  GT_CHECK(layout->result[0] == 0, "posting status %u", layout->result[0]);
+  engine.drain();
+  owner_polls<<<1, 1, 0, stream.s>>>(pe.qp->handle(), *end, layout->result + 1);
+  GT_CHECK(wait_stream(stream.s, 15), "polling kernel did not finish");
+  GT_CHECK(layout->result[1] == 0, "completion status %u", layout->result[1]);
+  const auto dst = read_back(peer.dst, peer.bytes, stream.s);
+  uint64_t want[12] = {};
+  for (uint32_t k = 0; k < ORDER_PUTS; ++k) want[revisited_slot(k)] = 0x5000 + k;  // the last wins
+  for (uint32_t slot = 0; slot < 12; ++slot) {
+    uint64_t got;
+    std::memcpy(&got, &dst[8 * slot], 8);
+    GT_CHECK(got == want[slot], "slot %u holds %llx, one WQE at a time leaves %llx", slot,
+             static_cast<unsigned long long>(got), static_cast<unsigned long long>(want[slot]));
+  }
+  for (uint32_t k = 0; k < ORDER_WRITES; ++k) {
+    const size_t at = ORDER_WRITES_AT + (ORDER_WRITES - 1 - k) * ORDER_WRITE_BYTES;
+    for (uint32_t b = 0; b < ORDER_WRITE_BYTES; ++b) {
+      GT_CHECK(dst[at + b] == pattern_byte(k, b), "write %u byte %u", k, b);
+    }
+  }
+  const auto c = engine.counters(pe.qp->qpn());
+  GT_CHECK(c.wqes_executed == ORDER_PUTS + ORDER_WRITES, "engine executed %llu WQEs",
+           static_cast<unsigned long long>(c.wqes_executed));
+  GT_CHECK(c.cqes_written == ORDER_PUTS + ORDER_WRITES, "%llu CQEs",
+           static_cast<unsigned long long>(c.cqes_written));
+  std::printf("ok: %u puts to revisited slots and %u descending writes: the bytes of one WQE at a "
+              "time\n", ORDER_PUTS, ORDER_WRITES);
+  return 0;
+}
+
 // Many threads share one QP (Sharing::shared): each posts `per_thread` 8-byte inline puts.
 template <typename Policy>
 __global__ void shared_puts(nic::QpHandle qp, uint8_t* dst, uint32_t rkey, uint32_t per_thread,
@@ -555,6 +629,7 @@ int main(int argc, char** argv) {
       {"never_launched_kernel", [] { return run_never_launched_kernel(); }},
       {"restart", [] { return run_restart(); }},
       {"stepped_engine", [] { return run_stepped_engine(); }},
+      {"window_order", [] { return run_window_order(); }},
       {"error_cqe_reported", [] { return run_error_cqe(); }},
       {"pe_one_gpu", [] { return run_pe_layout("one-gpu", EngineKind::gpu_kernel, nic::Placement::gpu); }},
       {"pe_one_gpu_host_engine", [] { return run_pe_layout("one-gpu", EngineKind::host_thread, nic::Placement::host); }},

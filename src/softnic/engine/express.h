@@ -1,0 +1,252 @@
+// The express window: a window (window.h) whose WQEs are all one WQEBB, RDMA WRITEs with an
+// inline payload or one data segment under WARP_COPY_BYTES, and NOPs: every 8 B put, every
+// small one-segment write, i.e. what the latency and message-rate experiments post. Lane k reads
+// WQEBB consumer + k into its registers and carries WQE k through every phase there: no stage in
+// shared memory, no chain, no warp barrier between a lane's own phases, the inline payload stored
+// from the registers it was read into, the CQE built in the lane that writes it. The outcome is
+// the staged window's, i.e. that of executing the WQEs one at a time (execute.h): the same checks
+// (check_write_target), CQEs (requester_cqe, write_cqe_at), ordering and retirement
+// (retire_window). A window with any other WQE goes through the stage (serve_staged_window).
+//
+// Why it exists: a lone engine warp pays ~3.3 cycles per dependent instruction, and the staged
+// window's generic bookkeeping (stage, chain, shared-memory WQE table, five ballots) was most of
+// a one-WQE window's ~8,800 cycles (docs/results/h200/engine/window_profile.md).
+#pragma once
+
+#include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
+
+#include "window.h"
+
+namespace dissect::softnic {
+
+// WQE k of an express window, in lane k.
+struct ExpressWqe {
+  uint32_t word[16];  // the WQEBB as read from the send queue
+  WritePlan plan;     // a WRITE that passed its checks; length 0 otherwise
+  uint8_t opcode;
+  uint8_t syndrome;   // 0 = passed its checks
+  uint8_t signaled;
+  uint8_t joins;      // the WQE may be in an express window
+};
+
+struct ByteRange {
+  uint64_t begin, end;
+};
+
+DISSECT_HD inline void read_wqebb(const QpContext& v, uint64_t index, uint32_t (&word)[16]) {
+#if defined(__CUDA_ARCH__)
+  // Four 16 B loads in flight at once: one round trip. Plain loads: the doorbell that announced
+  // the WQE was acquired (open_window), and the slot is not reused before this WQE's CQE.
+  const uint4* in = reinterpret_cast<const uint4*>(v.sq.wqebb(index));
+  DISSECT_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    const uint4 q = in[k];
+    word[4 * k] = q.x;
+    word[4 * k + 1] = q.y;
+    word[4 * k + 2] = q.z;
+    word[4 * k + 3] = q.w;
+  }
+#else
+  std::memcpy(word, v.sq.wqebb(index), sizeof word);
+#endif
+}
+
+template <typename Segment>
+DISSECT_HD inline Segment segment_of(const uint32_t (&word)[16], uint32_t ds) {
+  Segment s;
+  __builtin_memcpy(&s, &word[4 * ds], sizeof s);
+  return s;
+}
+
+// The inline byte count word's value (MLX5_INLINE_SEG set for an inline payload).
+DISSECT_HD inline uint32_t payload_word(const uint32_t (&word)[16]) {
+  return segment_of<mlx5::mlx5_wqe_inl_data_seg>(word, 2).byte_count.value();
+}
+
+// Reads and checks WQE `k` of the window: whether it joins an express window (window_wqe_size's
+// rules, one WQEBB, a lane-sized payload) and, for a WRITE, check_write's checks.
+DISSECT_HD inline void read_express_wqe(const QpContext& v, const NicTables& local,
+                                        const RemoteSide& remote, uint32_t k, ExpressWqe& x) {
+  using namespace mlx5;
+  const uint64_t start = v.sq_consumer + k;
+  read_wqebb(v, start, x.word);
+  const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(x.word, 0);
+  const uint32_t ds = ctrl_ds(ctrl);
+  x.opcode = ctrl_opcode(ctrl);
+  x.signaled = ctrl_signaled(ctrl);
+  x.syndrome = 0;
+  x.plan = WritePlan{};
+  x.joins = ctrl_wqe_index(ctrl) == static_cast<uint16_t>(start) && ctrl_qpn(ctrl) == v.qpn &&
+            ds != 0 && wqebbs_for_ds(ds) == 1;
+  if (!x.joins || x.opcode == MLX5_OPCODE_NOP) return;
+  if (x.opcode != MLX5_OPCODE_RDMA_WRITE || ds < 3) {
+    x.joins = false;
+    return;
+  }
+  const uint32_t count = payload_word(x.word);
+  const bool is_inline = (count & MLX5_INLINE_SEG) != 0;
+  if (!is_inline && (ds != 3 || count >= WARP_COPY_BYTES)) {
+    x.joins = false;  // a gather, or a payload the staged window copies warp-wide
+    return;
+  }
+  // check_write_to's checks, for the two layouts that fit one WQEBB, with both MR entries (and
+  // the responder's PD) read before any is used: one memory round trip, not two.
+  const mlx5_wqe_raddr_seg raddr = segment_of<mlx5_wqe_raddr_seg>(x.word, 1);
+  const mlx5_wqe_data_seg data = segment_of<mlx5_wqe_data_seg>(x.word, 2);
+  const uint64_t length = count & ~MLX5_INLINE_SEG;
+  MrEntry lkey_entry{}, rkey_entry{};
+  const bool lkey_found = !is_inline && read_mr(local, data.lkey.value(), &lkey_entry);
+  const WriteTarget target{remote.nic, remote.responder->pd, v.remote_window};
+  const bool rkey_found = read_mr(*remote.nic, raddr.rkey.value(), &rkey_entry, v.remote_window);
+  if (is_inline && 2 + inline_ds(static_cast<uint32_t>(length)) > ds) {
+    x.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+    return;
+  }
+  if (!is_inline && !entry_allows(lkey_found, lkey_entry, v.pd, data.addr.value(), count, 0)) {
+    x.syndrome = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+    return;
+  }
+  const uint8_t* source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(data.addr.value());
+  x.syndrome = check_write_target(target, raddr.raddr.value(), rkey_found, rkey_entry, source,
+                                  length, 2, &x.plan);
+  if (x.syndrome != 0) {
+    x.plan = WritePlan{};
+  } else if (overlaps(x.plan)) {
+    x.joins = false;  // source and destination overlap: copy_bytes, in the staged window
+  } else {
+    x.plan.responder = remote.responder;
+  }
+}
+
+// The express window makes no call while its lanes hold their WQEs: under the CUDA ABI a value
+// live across a call to an out-of-line function is saved to local memory, and the engine's
+// out-of-line functions are large (ptxas, sm_90: the express window inlined beside a call to
+// copy_unaliased spilled the engine kernel 368 B). So its copies are inline, sized for the lane
+// payloads it takes (at most 28 B inline, under WARP_COPY_BYTES by pointer).
+
+// An inline payload from the registers it was read into (bytes 36.. of the WQEBB): 4 B stores
+// where the destination and length allow, else byte stores.
+DISSECT_HD inline void store_inline(const ExpressWqe& x) {
+  uint8_t* out = x.plan.destination;
+  const uint64_t length = x.plan.length;
+  constexpr uint32_t FIRST = (2 * mlx5::MLX5_SEND_WQE_DS + 4) / 4;  // word 9
+#if defined(__CUDA_ARCH__)
+  constexpr uint32_t WORDS = 16 - FIRST;
+  if (((reinterpret_cast<uintptr_t>(out) | length) & 3) == 0) {
+    DISSECT_UNROLL
+    for (uint32_t k = 0; k < WORDS; ++k) {
+      if (4 * k < length) reinterpret_cast<uint32_t*>(out)[k] = x.word[FIRST + k];
+    }
+    return;
+  }
+  DISSECT_UNROLL
+  for (uint32_t k = 0; k < 4 * WORDS; ++k) {
+    if (k < length) out[k] = static_cast<uint8_t>(x.word[FIRST + k / 4] >> (8 * (k % 4)));
+  }
+#else
+  std::memcpy(out, reinterpret_cast<const uint8_t*>(x.word) + 4 * FIRST, length);
+#endif
+}
+
+// A one-segment payload under WARP_COPY_BYTES whose source and destination do not overlap (the
+// rest are no express WQEs), by its lane: words of the widest size both ends allow, four in
+// flight (copy_groups), then the bytes after them.
+DISSECT_HD inline void copy_pointer(const WritePlan& plan) {
+#if defined(__CUDA_ARCH__)
+  uint8_t* out = plan.destination;
+  const uint8_t* in = plan.source;
+  const uint64_t length = plan.length;
+  const uintptr_t ends = reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in);
+  uint64_t done = 0;
+  if ((ends & 7) == 0) {
+    done = copy_groups<uint64_t>(out, in, length);
+  } else if ((ends & 3) == 0) {
+    done = copy_groups<uint32_t>(out, in, length);
+  } else {
+    done = copy_groups<uint8_t>(out, in, length);
+  }
+  for (uint64_t k = done; k < length; ++k) out[k] = in[k];
+#else
+  std::memcpy(plan.destination, plan.source, plan.length);
+#endif
+}
+
+// Executes the window of `w.copy` (opened by open_window, in RTS) when every announced WQEBB the
+// window can hold starts a WQE that joins; returns Served{0, 0} without a side effect otherwise.
+template <Scope Completion, typename Lanes>
+DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext& qp,
+                                       const NicTables& local) {
+  DISSECT_PHASE_START;
+  QpContext& v = w.copy->view;
+  const RemoteSide remote = w.copy->remote;
+  // A timing profile paces a window through calls (pace_payloads): the staged window's.
+  if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr || w.profile.enabled) {
+    return Served{0, 0};
+  }
+  const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
+  ExpressWqe x[Lanes::SLOTS];
+  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(v, local, remote, k, x[lanes.slot(k)]); });
+  const uint32_t joining = lanes.ballot(probe, [&](uint32_t k) { return x[lanes.slot(k)].joins != 0; });
+  if (joining != lanes_below(probe)) return Served{0, 0};
+  DISSECT_PHASE(1);
+
+  const uint32_t count = lanes.disjoint_prefix(probe, [&](uint32_t k) {
+    const WritePlan& p = x[lanes.slot(k)].plan;
+    const uint64_t begin = reinterpret_cast<uintptr_t>(p.destination);
+    return ByteRange{begin, begin + p.length};
+  });
+  const uint32_t failures = lanes.ballot(count, [&](uint32_t k) { return x[lanes.slot(k)].syndrome != 0; });
+  const uint32_t moved = failures ? lowest_set_bit(failures) : count;
+  const uint32_t executed = failures ? moved + 1 : count;
+  const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return x[lanes.slot(k)].plan.length; });
+  DISSECT_PHASE(4);
+  lanes.mine(moved, [&](uint32_t k) {
+    const ExpressWqe& e = x[lanes.slot(k)];
+    if (e.plan.length == 0) return;
+    if (e.plan.source == nullptr) {
+      store_inline(e);
+    } else {
+      copy_pointer(e.plan);
+    }
+  });
+  // Every lane's CQE release below covers every lane's payload (write_cqe_at: cumulativity).
+  lanes.sync();
+  DISSECT_PHASE(5);
+
+  const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
+    return x[lanes.slot(k)].signaled != 0 || x[lanes.slot(k)].syndrome != 0;
+  });
+  const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;  // one clock read for the window's CQEs
+  lanes.mine(executed, [&](uint32_t k) {
+    if (((cqe_mask >> k) & 1) == 0) return;
+    const ExpressWqe& e = x[lanes.slot(k)];
+    const WqeOutcome outcome{e.syndrome, e.opcode, e.signaled != 0, 1, e.plan.length};
+    mlx5::mlx5_cqe64 cqe;
+    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer + k, outcome, &cqe, stamp);
+    write_cqe_at<Completion>(v.send_cq, v.send_cq.produced + popcount(cqe_mask & lanes_below(k)),
+                             cqe, cqe_opcode);
+  });
+  DISSECT_PHASE(6);
+  WindowTally tally{};
+  tally.executed = executed;
+  tally.cqes = popcount(cqe_mask);
+  tally.writes = popcount(lanes.ballot(moved, [&](uint32_t k) {
+    return x[lanes.slot(k)].opcode == mlx5::MLX5_OPCODE_RDMA_WRITE;
+  }));
+  tally.bytes = bytes;
+  tally.failed = failures != 0;
+  const uint8_t syndrome =
+      failures ? static_cast<uint8_t>(lanes.pick(moved, [&](uint32_t k) { return x[lanes.slot(k)].syndrome; }))
+               : uint8_t{0};
+  lanes.leader([&] {
+    w.count = count;
+    retire_window(qp, v, remote.responder, tally, executed);
+  });
+  DISSECT_PHASE(7);
+  return Served{executed, syndrome};
+}
+
+}  // namespace dissect::softnic
