@@ -29,9 +29,9 @@ constexpr uint32_t STATUS_EVERY_WINDOWS = 256;  // a warp's "current QP" note to
 constexpr uint32_t QP_COUNT_PASSES = 64;        // new QPs are seen within this many passes
 // An idle warp sleeps between passes, up to this long, so that spinning warps do not crowd the L2
 // slices their busy neighbours need; a pass with work resets it. A doorbell waits half an idle
-// pass on average before the warp sees it: with express windows (express.h) a 256 ns sleep was a
-// sizeable part of doorbell -> CQE, while 64 warps polling every ~0.4 us read ~10^9 words/s, a
-// small fraction of what the L2 serves.
+// pass on average before the warp sees it, so the sleep is kept short beside an idle pass's one
+// L2 round trip (~0.6 us, phase counters on the H200): 64 warps polling at that pace read ~10^8
+// words/s, a small fraction of what the L2 serves.
 constexpr uint32_t MAX_IDLE_SLEEP_NS = 64;
 
 template <typename T>
@@ -67,7 +67,10 @@ __global__ void engine_kernel(EngineLaunch p) {
   const uint32_t warp = blockIdx.x * (blockDim.x / 32) + warp_in_cta;
   Window& w = windows[warp_in_cta];
   const bool leader = warp == 0 && lanes.lane() == 0;
-  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;  // shared memory starts undefined
+  // Shared memory starts undefined.
+  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;
+  w.keys[lanes.lane()].lkey.tables = nullptr;
+  w.keys[lanes.lane()].rkey.tables = nullptr;
   if (lanes.lane() == 0) {
     w.scratch.qp = nullptr;
     w.profile = p.tables->profile;

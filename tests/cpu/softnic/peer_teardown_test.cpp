@@ -1,5 +1,6 @@
 // A WQE aimed at a responder that is gone (its QP destroyed, its whole SoftNic destroyed) or not in
-// RTS completes with TRANSPORT_RETRY_EXC_ERR and touches nothing: no write lands, no receive CQE,
+// RTS completes with TRANSPORT_RETRY_EXC_ERR, one aimed at a deregistered region with
+// REMOTE_ACCESS_ERR, and touches nothing: no write lands, no receive CQE,
 // no use of freed memory (the ASan build runs these).
 #include <gtest/gtest.h>
 
@@ -102,6 +103,23 @@ TEST(UnconnectedResponder, AResponderStillInResetDoesNotAnswer) {
   EXPECT_EQ(post_and_wait(requester.qp->handle(), write_to(requester, responder, address), false),
             m::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
   for (uint8_t b : responder.buffer) ASSERT_EQ(b, kCanary);
+}
+
+// The responder's region deregistered: the next WRITE with its key fails and lands nothing, also
+// after a WRITE with the same key left its entry in the engine's key cache (KeyCache: the
+// deregistration raises the NIC's mr_epoch).
+TEST(DeregisteredRegion, AWriteAfterDeregisterMemoryFailsAndLandsNothing) {
+  Side requester, responder;
+  connect(requester, responder);
+  const uint64_t address = reinterpret_cast<uintptr_t>(responder.buffer.data());
+  std::memset(requester.buffer.data(), 0x11, 64);
+  ASSERT_EQ(post_and_wait(requester.qp->handle(), write_to(requester, responder, address), false), 0);
+  ASSERT_EQ(responder.buffer[0], 0x11);
+  responder.pd->deregister_memory(responder.mr);
+  std::memset(requester.buffer.data(), 0x22, 64);
+  EXPECT_EQ(post_and_wait(requester.qp->handle(), write_to(requester, responder, address), false),
+            m::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  for (size_t i = 0; i < 64; ++i) ASSERT_EQ(responder.buffer[i], 0x11) << "byte " << i;
 }
 
 // The peer's engine keeps serving after a disconnect paused it: a second pair on the requester's

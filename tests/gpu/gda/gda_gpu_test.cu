@@ -399,6 +399,34 @@ int run_error_cqe() {
   return 0;
 }
 
+// A put after the responder's region was deregistered fails with REMOTE_ACCESS_ERR and lands
+// nothing, though the put before it, with the same key, left the entry in the engine lane's key
+// cache (engine/window.h, KeyCache: deregister_memory raises the NIC's mr_epoch).
+int run_deregistered_key() {
+  if (device_count_or_skip() == 0) return SKIP;
+  using Policy = gda::ordering::gpu_fence;
+  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096);
+  Pe& pe = layout->pe[0];
+  Pe& peer = layout->pe[1];
+  uint32_t* result = layout->result;
+  Stream stream(0);
+  bad_rkey_put<Policy><<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey, result);
+  GT_CHECK(wait_stream(stream.s, 15), "first kernel did not finish");
+  GT_CHECK(*result == static_cast<uint32_t>(gda::Status::ok), "first put: status %u", *result & 0xff);
+  peer.pd->deregister_memory(peer.dst_mr);
+  uint8_t* second = peer.dst + 8;
+  bad_rkey_put<Policy><<<1, 1, 0, stream.s>>>(pe.qp->handle(), second, peer.dst_mr.rkey, result);
+  GT_CHECK(wait_stream(stream.s, 15), "second kernel did not finish");
+  const uint32_t status = *result & 0xff;
+  const uint32_t syndrome = (*result >> 8) & 0xff;
+  GT_CHECK(status == static_cast<uint32_t>(gda::Status::cq_error), "second put: status %u", status);
+  GT_CHECK(syndrome == dissect::mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, "syndrome %x", syndrome);
+  const auto dst = read_back(peer.dst, 16, stream.s);
+  for (int b = 8; b < 16; ++b) GT_CHECK(dst[b] == 0, "the write after deregistration landed byte %d", b);
+  std::printf("ok: a put after deregister_memory -> error CQE 0x%x, nothing landed\n", syndrome);
+  return 0;
+}
+
 // Two PEs exchange. Each round, PE `me` puts a pointer payload and an inline payload into its
 // peer's buffer, then an 8-byte flag; the peer polls the flag (a data word) in its own buffer.
 // `peer_dst` is only ever a raddr: in the two-process layout it is the peer process's address.
@@ -631,6 +659,7 @@ int main(int argc, char** argv) {
       {"stepped_engine", [] { return run_stepped_engine(); }},
       {"window_order", [] { return run_window_order(); }},
       {"error_cqe_reported", [] { return run_error_cqe(); }},
+      {"deregistered_key", [] { return run_deregistered_key(); }},
       {"pe_one_gpu", [] { return run_pe_layout("one-gpu", EngineKind::gpu_kernel, nic::Placement::gpu); }},
       {"pe_one_gpu_host_engine", [] { return run_pe_layout("one-gpu", EngineKind::host_thread, nic::Placement::host); }},
       {"pe_two_gpus", [] { return run_pe_layout("two-gpus", EngineKind::gpu_kernel, nic::Placement::gpu); }},
