@@ -510,21 +510,12 @@ void GpuSoftNic::write_mr(uint32_t index, const MrEntry& entry) {
   const uint32_t valid = 1;
   upload(&engine_mrs_[index].valid, &valid, sizeof valid);  // published last
   shadow_mrs_[index] = entry;
-  raise_mr_epoch();
-}
-
-// After the entry's copy has completed (upload synchronises): an engine that reads the new epoch
-// reads the entry anew (KeyCache).
-void GpuSoftNic::raise_mr_epoch() {
-  ++mr_epoch_;
-  upload(&engine_tables_->mr_epoch, &mr_epoch_, sizeof mr_epoch_);
 }
 
 void GpuSoftNic::invalidate_mr(uint32_t index) {
   const uint32_t invalid = 0;
   upload(&engine_mrs_[index].valid, &invalid, sizeof invalid);
   shadow_mrs_[index].valid = 0;
-  raise_mr_epoch();
 }
 
 void GpuSoftNic::write_qp(uint32_t index, const QpContext& context) {

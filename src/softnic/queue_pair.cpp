@@ -128,7 +128,6 @@ nic::MemoryRegion SoftProtectionDomain::register_memory(void* address, size_t le
   MrEntry& slot = nic_.mrs_[mr_index(entry.key)];
   std::memcpy(&slot, &entry, offsetof(MrEntry, valid));
   store_release<Scope::system>(&slot.valid, entry.valid);
-  fetch_add<Scope::system>(&nic_.tables_.mr_epoch, 1u);  // after the entry: KeyCache
   return memory_region(entry);
 }
 
@@ -138,7 +137,6 @@ void SoftProtectionDomain::deregister_memory(const nic::MemoryRegion& region) {
     throw InvalidArgument("deregister_memory: unknown lkey " + hex(region.lkey));
   }
   store_release<Scope::system>(&nic_.mrs_[index].valid, 0u);
-  fetch_add<Scope::system>(&nic_.tables_.mr_epoch, 1u);  // after the entry: KeyCache
 }
 
 std::unique_ptr<nic::QueuePair> SoftProtectionDomain::create_qp(

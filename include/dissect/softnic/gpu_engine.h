@@ -165,7 +165,6 @@ class GpuSoftNic : public nic::Nic {
   uint32_t allocate_qp_slot();
   void write_mr(uint32_t index, const MrEntry& entry);    // publishes valid last
   void invalidate_mr(uint32_t index);
-  void raise_mr_epoch();  // after every write_mr / invalidate_mr
   void write_qp(uint32_t index, const QpContext& context);  // state must be RESET
   void publish_qp_state(uint32_t index, uint32_t state);
   // The host copy of memory-key slot `index`; null past the table.
@@ -198,7 +197,6 @@ class GpuSoftNic : public nic::Nic {
   MrEntry* engine_mrs_ = nullptr;
   QpContext* engine_qps_ = nullptr;
   std::vector<MrEntry> shadow_mrs_;
-  uint32_t mr_epoch_ = 0;  // NicTables::mr_epoch, as last uploaded
   uint32_t qp_count_ = 0;
   uint32_t next_pd_ = 1;
   std::mutex lock_;

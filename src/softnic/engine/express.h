@@ -66,49 +66,14 @@ DISSECT_HD inline uint32_t payload_word(const uint32_t (&word)[16]) {
   return segment_of<mlx5::mlx5_wqe_inl_data_seg>(word, 2).byte_count.value();
 }
 
-// The NICs' mr_epoch values, read after the window's doorbell was acquired: a WQE posted after
-// a deregistration returned is announced by a doorbell the engine acquired after the epoch was
-// raised, so its lane reads the new value and the entry anew. A WQE racing a deregistration may
-// see either entry, as it may without a cache.
-struct KeyEpochs {
-  const NicTables* local;   // this NIC
-  const NicTables* remote;  // the responder's NIC, in this engine's space
-  uint32_t local_epoch, remote_epoch;
-};
-
-DISSECT_HD inline KeyEpochs read_key_epochs(const QpContext& v, const NicTables& local) {
-  KeyEpochs e;
-  e.local = &local;
-  e.remote = through(v.remote_window, v.remote_nic);
-  e.local_epoch = load_relaxed<TABLE_SCOPE>(const_cast<uint32_t*>(&local.mr_epoch));
-  e.remote_epoch = load_relaxed<TABLE_SCOPE>(const_cast<uint32_t*>(&e.remote->mr_epoch));
-  return e;
-}
-
-// read_mr(nic, key, out, window) through `slot`: the cached entry when it is `key`'s, from
-// `tables`, read under `epoch`; else the table's, kept in the slot when found.
-DISSECT_HD inline bool read_mr_cached(KeySlot& slot, const NicTables* tables, uint32_t epoch,
-                                      const NicTables& nic, uint32_t key, MrEntry* out,
-                                      const RemoteWindow& window = RemoteWindow{}) {
-  if (slot.tables == tables && slot.epoch == epoch && slot.entry.key == key &&
-      slot.entry.valid != 0) {
-    *out = slot.entry;
-    return true;
-  }
-  if (!read_mr(nic, key, out, window)) return false;
-  slot = KeySlot{*out, tables, epoch};
-  return true;
-}
-
 // Reads and checks WQE `k` of the window: whether it joins an express window (window_wqe_size's
 // rules, one WQEBB, a lane-sized payload) and, for a WRITE, check_write's checks.
 DISSECT_HD inline void read_express_wqe(const QpCopy& c, const NicTables& local, uint32_t k,
-                                        KeyCache& keys, ExpressWqe& x) {
+                                        ExpressWqe& x) {
   using namespace mlx5;
   const QpContext& v = c.view;
   const RemoteSide& remote = c.remote;
   const uint64_t start = v.sq_consumer + k;
-  const KeyEpochs epochs = read_key_epochs(v, local);  // in flight with the WQEBB
   read_wqebb(v, start, x.word);
   const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(x.word, 0);
   const uint32_t ds = ctrl_ds(ctrl);
@@ -130,16 +95,14 @@ DISSECT_HD inline void read_express_wqe(const QpCopy& c, const NicTables& local,
     return;
   }
   // check_write_to's checks, for the two layouts that fit one WQEBB, with both MR entries read
-  // before any is used (one memory round trip, none when the lane's KeyCache holds them).
+  // before any is used: one memory round trip, not two (the responder's PD is in the copy).
   const mlx5_wqe_raddr_seg raddr = segment_of<mlx5_wqe_raddr_seg>(x.word, 1);
   const mlx5_wqe_data_seg data = segment_of<mlx5_wqe_data_seg>(x.word, 2);
   const uint64_t length = count & ~MLX5_INLINE_SEG;
   MrEntry lkey_entry{}, rkey_entry{};
-  const bool lkey_found = !is_inline && read_mr_cached(keys.lkey, epochs.local, epochs.local_epoch,
-                                                       local, data.lkey.value(), &lkey_entry);
+  const bool lkey_found = !is_inline && read_mr(local, data.lkey.value(), &lkey_entry);
   const WriteTarget target{remote.nic, c.responder_pd, v.remote_window};
-  const bool rkey_found = read_mr_cached(keys.rkey, epochs.remote, epochs.remote_epoch, *remote.nic,
-                                         raddr.rkey.value(), &rkey_entry, v.remote_window);
+  const bool rkey_found = read_mr(*remote.nic, raddr.rkey.value(), &rkey_entry, v.remote_window);
   if (is_inline && 2 + inline_ds(static_cast<uint32_t>(length)) > ds) {
     x.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
     return;
@@ -227,7 +190,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext&
   }
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   ExpressWqe x[Lanes::SLOTS];
-  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(*w.copy, local, k, w.keys[k], x[lanes.slot(k)]); });
+  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(*w.copy, local, k, x[lanes.slot(k)]); });
   const uint32_t joining = lanes.ballot(probe, [&](uint32_t k) { return x[lanes.slot(k)].joins != 0; });
   if (joining != lanes_below(probe)) return Served{0, 0};
   DISSECT_PHASE(1);

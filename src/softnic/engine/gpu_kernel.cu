@@ -67,10 +67,7 @@ __global__ void engine_kernel(EngineLaunch p) {
   const uint32_t warp = blockIdx.x * (blockDim.x / 32) + warp_in_cta;
   Window& w = windows[warp_in_cta];
   const bool leader = warp == 0 && lanes.lane() == 0;
-  // Shared memory starts undefined.
-  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;
-  w.keys[lanes.lane()].lkey.tables = nullptr;
-  w.keys[lanes.lane()].rkey.tables = nullptr;
+  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;  // shared memory starts undefined
   if (lanes.lane() == 0) {
     w.scratch.qp = nullptr;
     w.profile = p.tables->profile;

@@ -68,19 +68,6 @@ struct QpCopy {
   RemoteSide remote;        // nic -> remote_tables; responder: null when none answered
   uint32_t responder_pd;    // remote.responder->pd: fixed for the responder's life
 };
-
-// A memory-key entry as a lane of the express window (express.h) last read it: a NIC's MR entry
-// is trusted again while that NIC's mr_epoch is unchanged (the control path raises it after every
-// entry it changes), which saves a window the round trip of reading it, the one its checks wait
-// for after the WQE's. A ConnectX caches memory keys the same way (its MKey context cache).
-struct KeySlot {
-  MrEntry entry;
-  const NicTables* tables;  // the NIC whose `mrs` held it, in this engine's space; null: empty
-  uint32_t epoch;           // its mr_epoch when the entry was read
-};
-struct KeyCache {
-  KeySlot lkey, rkey;
-};
 inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more copies the rest anew
 
 // One warp's scratch (shared memory on the GPU).
@@ -92,7 +79,6 @@ struct Window {
   QpCopy scratch;                   // for a QP past the cache
   uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
   WindowWqe wqe[WINDOW_LANES];      // phase 3 on
-  KeyCache keys[WINDOW_LANES];      // lane k's (express windows); the GPU engine empties them at start
   QpCopy* copy;                     // the copy this window works on
   TimingProfile profile;            // the NIC's (set by the engine when it starts)
   uint64_t* pipe;                   // the NIC's NicTables::pipe_busy_until

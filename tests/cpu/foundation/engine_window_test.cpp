@@ -666,45 +666,6 @@ TEST(EngineWindow, WritesToTheSameBytesShareOneWindowInOrder) {
   EXPECT_EQ(windowed->qp().counters.wqes_executed, kWrites);
 }
 
-// One signalled 8 B inline WRITE (or a 64 B pointer WRITE) through one express window.
-softnic::Served express_write(Synthetic& s, softnic::Window& window, Kind kind, uint8_t fill) {
-  Op write;
-  write.kind = kind;
-  write.length = kind == Kind::inline_write ? 8 : 64;
-  write.payload.assign(write.length, fill);
-  write.signaled = true;
-  build(s, write);
-  s.ring_doorbell(s.producer);
-  return softnic::serve_window<dissect::Scope::system, dissect::Scope::system>(
-      softnic::HostLanes{}, window, s.qp(), s.tables, &window.cache[0]);
-}
-
-// A lane keeps the memory-key entries it read (KeyCache) while their NIC's mr_epoch stands: an
-// entry changed without raising the epoch is not seen (the cache answered), and once the epoch
-// is raised, as deregister_memory does, the next WQE with that key fails as without a cache.
-TEST(EngineWindow, KeyCacheHoldsUntilTheNicsMrEpochRises) {
-  auto s = std::make_unique<Synthetic>(64, 64, 0);
-  softnic::Window window{};
-  ASSERT_EQ(express_write(*s, window, Kind::write, 0).syndrome, 0);
-  EXPECT_EQ(window.keys[0].rkey.tables, &s->tables);
-  EXPECT_EQ(window.keys[0].lkey.tables, &s->tables);
-  s->mrs[kDestMr].valid = 0;  // behind the engine's back: no epoch raised
-  EXPECT_EQ(express_write(*s, window, Kind::inline_write, 0x31).syndrome, 0) << "the cache answered";
-  s->tables.mr_epoch += 1;
-  EXPECT_EQ(express_write(*s, window, Kind::inline_write, 0x32).syndrome,
-            mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
-  EXPECT_EQ(s->qp().state, softnic::QP_STATE_ERROR);
-  EXPECT_EQ(s->qp().counters.error_cqes, 1u);
-
-  auto local = std::make_unique<Synthetic>(64, 64, 0);
-  softnic::Window other{};
-  ASSERT_EQ(express_write(*local, other, Kind::write, 0).syndrome, 0);
-  local->mrs[kSourceMr].valid = 0;
-  local->tables.mr_epoch += 1;
-  EXPECT_EQ(express_write(*local, other, Kind::write, 0).syndrome,
-            mlx5::MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
-}
-
 // A doorbell that announces only the first WQEBB of a 3-WQEBB WQE: one at a time, that WQE
 // executes and the engine then waits for the next doorbell (sq_consumer > sq_target). The next
 // WQE, built but never announced, must not execute (serve_window once read the whole ring as

@@ -105,9 +105,8 @@ TEST(UnconnectedResponder, AResponderStillInResetDoesNotAnswer) {
   for (uint8_t b : responder.buffer) ASSERT_EQ(b, kCanary);
 }
 
-// The responder's region deregistered: the next WRITE with its key fails and lands nothing, also
-// after a WRITE with the same key left its entry in the engine's key cache (KeyCache: the
-// deregistration raises the NIC's mr_epoch).
+// The responder's region deregistered: the next WRITE with its key, which succeeded a moment
+// before, fails and lands nothing.
 TEST(DeregisteredRegion, AWriteAfterDeregisterMemoryFailsAndLandsNothing) {
   Side requester, responder;
   connect(requester, responder);

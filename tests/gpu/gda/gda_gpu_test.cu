@@ -400,8 +400,8 @@ int run_error_cqe() {
 }
 
 // A put after the responder's region was deregistered fails with REMOTE_ACCESS_ERR and lands
-// nothing, though the put before it, with the same key, left the entry in the engine lane's key
-// cache (engine/window.h, KeyCache: deregister_memory raises the NIC's mr_epoch).
+// nothing, though the put before it, with the same key and QP, succeeded: the engine's copy of
+// the QP holds no memory key.
 int run_deregistered_key() {
   if (device_count_or_skip() == 0) return SKIP;
   using Policy = gda::ordering::gpu_fence;

@@ -148,10 +148,6 @@ struct NicTables {
   uint32_t mr_capacity;
   uint32_t qp_capacity;
   uint32_t qp_count;  // QPs created; grows with a release store after the context is written
-  // Raised after every change of an entry of `mrs` (a registration into a slot, a deregistration):
-  // the engines' memory-key caches (engine/window.h, KeyCache) trust an entry read under the
-  // current value only.
-  uint32_t mr_epoch;
   MrEntry* mrs;
   QpContext* qps;
   TimingProfile profile;     // what the engine adds to every window (profile.h); fixed at creation
