@@ -2,7 +2,7 @@
 
   load        both paths, 0 and 2 background CTAs per endpoint, shared and reserved probe
   load_paced  both paths, reserved probe, 2 background CTAs paced to 1 Mmsg/s: the carried rate
-              stays near the target
+              stays within 0.5-1.5x of the target (the pacer is neither ignored nor stalled)
   goodput     both paths at 8 B and 4 KiB: goodput rows with the reference and the 90 % point
   proxy_rate  gpu-proxy-rate at T = 1, 2 and B = 1, 4 on 4 rings, with a batch sweep point: every
               destination word checked, chains within 1..B (exactly 1 at B = 1), the ceiling and
@@ -76,7 +76,12 @@ if case.startswith("load"):
                 failures.append(f"{r['label']}: descriptors per post {chain and chain['p50']} outside 1..16")
             if busy is None or not 0 < busy["p50"] <= 100:
                 failures.append(f"{r['label']}: worker busy passes {busy and busy['p50']} %")
-        if case == "load_paced" and background and not 0.5 <= rate <= 1.1:
+        # A pacer that is ignored carries tens of Mmsg/s here, one that stalls carries nothing;
+        # how close to the target it carries is the benchmark's to report (Table 11 prints it
+        # beside the target), not a timed assertion: the H200 gave 1.14 in one of three runs on
+        # 2026-12-02, against a 1.1 bound; the schedule's logic the CPU tier checks exactly
+        # (gpu_plan_test, Pacing).
+        if case == "load_paced" and background and not 0.5 <= rate <= 1.5:
             failures.append(f"{r['label']}: paced to 1 Mmsg/s, carried {rate}")
     if {r["knobs"]["path"] for r in results} != {"mini-gda", "mini-proxy"}:
         failures.append("both paths expected")
