@@ -374,27 +374,33 @@ __global__ void bad_rkey_put(nic::QpHandle qp, uint8_t* dst, uint32_t rkey, uint
   *result = static_cast<uint32_t>(s) | (qp.state->error << 8);
 }
 
+// What one inline put of PE 0 completed with (bad_rkey_put's result).
+struct PutOutcome {
+  uint32_t status, syndrome;
+};
+
+PutOutcome put_once(Layout& layout, uint8_t* dst, uint32_t rkey, Stream& stream) {
+  bad_rkey_put<gda::ordering::gpu_fence><<<1, 1, 0, stream.s>>>(layout.pe[0].qp->handle(), dst, rkey,
+                                                                 layout.result);
+  if (!wait_stream(stream.s, 15)) return PutOutcome{~0u, 0};
+  return PutOutcome{*layout.result & 0xff, (*layout.result >> 8) & 0xff};
+}
+
 int run_error_cqe() {
   if (device_count_or_skip() == 0) return SKIP;
-  using Policy = gda::ordering::gpu_fence;
   auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096);
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
-  uint32_t* result = layout->result;
   Stream stream(0);
-  bad_rkey_put<Policy><<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey ^ 0x5500,
-                                              result);
-  GT_CHECK(wait_stream(stream.s, 15), "kernel did not finish");
-  const uint32_t status = *result & 0xff;
-  const uint32_t syndrome = (*result >> 8) & 0xff;
-  GT_CHECK(status == static_cast<uint32_t>(gda::Status::cq_error), "status %u", status);
-  GT_CHECK(syndrome == dissect::mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, "syndrome %x", syndrome);
+  const PutOutcome put = put_once(*layout, peer.dst, peer.dst_mr.rkey ^ 0x5500, stream);
+  GT_CHECK(put.status == static_cast<uint32_t>(gda::Status::cq_error), "status %u", put.status);
+  GT_CHECK(put.syndrome == dissect::mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, "syndrome %x", put.syndrome);
   const auto st = pe.nic->status();
-  GT_CHECK(st.last_syndrome == syndrome && st.last_error_qpn == pe.qp->qpn(),
+  GT_CHECK(st.last_syndrome == put.syndrome && st.last_error_qpn == pe.qp->qpn(),
            "engine status: %s", pe.nic->describe_status().c_str());
   const auto dst = read_back(peer.dst, 64, stream.s);
   for (int b = 0; b < 64; ++b) GT_CHECK(dst[b] == 0, "bad-rkey write touched byte %d", b);
-  std::printf("ok: bad rkey -> error CQE 0x%x; engine status: %s\n", syndrome,
+  std::printf("ok: bad rkey -> error CQE 0x%x; engine status: %s\n", put.syndrome,
               pe.nic->describe_status().c_str());
   return 0;
 }
@@ -404,26 +410,20 @@ int run_error_cqe() {
 // the QP holds no memory key.
 int run_deregistered_key() {
   if (device_count_or_skip() == 0) return SKIP;
-  using Policy = gda::ordering::gpu_fence;
   auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096);
-  Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
-  uint32_t* result = layout->result;
   Stream stream(0);
-  bad_rkey_put<Policy><<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey, result);
-  GT_CHECK(wait_stream(stream.s, 15), "first kernel did not finish");
-  GT_CHECK(*result == static_cast<uint32_t>(gda::Status::ok), "first put: status %u", *result & 0xff);
+  const PutOutcome first = put_once(*layout, peer.dst, peer.dst_mr.rkey, stream);
+  GT_CHECK(first.status == static_cast<uint32_t>(gda::Status::ok), "first put: status %u", first.status);
   peer.pd->deregister_memory(peer.dst_mr);
-  uint8_t* second = peer.dst + 8;
-  bad_rkey_put<Policy><<<1, 1, 0, stream.s>>>(pe.qp->handle(), second, peer.dst_mr.rkey, result);
-  GT_CHECK(wait_stream(stream.s, 15), "second kernel did not finish");
-  const uint32_t status = *result & 0xff;
-  const uint32_t syndrome = (*result >> 8) & 0xff;
-  GT_CHECK(status == static_cast<uint32_t>(gda::Status::cq_error), "second put: status %u", status);
-  GT_CHECK(syndrome == dissect::mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, "syndrome %x", syndrome);
+  const PutOutcome second = put_once(*layout, peer.dst + 8, peer.dst_mr.rkey, stream);
+  GT_CHECK(second.status == static_cast<uint32_t>(gda::Status::cq_error), "second put: status %u",
+           second.status);
+  GT_CHECK(second.syndrome == dissect::mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, "syndrome %x",
+           second.syndrome);
   const auto dst = read_back(peer.dst, 16, stream.s);
   for (int b = 8; b < 16; ++b) GT_CHECK(dst[b] == 0, "the write after deregistration landed byte %d", b);
-  std::printf("ok: a put after deregister_memory -> error CQE 0x%x, nothing landed\n", syndrome);
+  std::printf("ok: a put after deregister_memory -> error CQE 0x%x, nothing landed\n", second.syndrome);
   return 0;
 }
 
