@@ -114,17 +114,27 @@ DISSECT_HD inline bool window_covers(const RemoteWindow& window, uint64_t addres
                                address - window.base <= window.bytes - length);
 }
 
-// Reads memory-key context `key` of `nic` into `out`; false when no valid context has that key.
-// `window`: the responder's, when `nic` is another process's tables (their `mrs` pointer is in the
-// owner's space). On the host: `valid` acquired, then the fields. On the GPU the whole 32 B entry is
-// read as two 16 B loads in flight at once (one L2 round trip, not two): the control path writes
-// an entry long before a WQE names its key, publishing `valid` last, and a WQE racing a
-// re-registration of the slot sees a stale key, which the tag in every key refuses.
-DISSECT_HD inline bool read_mr(const NicTables& nic, uint32_t key, MrEntry* out,
-                               const RemoteWindow& window = RemoteWindow{}) {
+// A NIC's memory-key table: fixed for the NIC's life, so an engine may keep it (QpCopy).
+struct MrTable {
+  MrEntry* mrs;
+  uint32_t capacity;
+};
+DISSECT_HD inline MrTable mr_table(const NicTables& nic) { return MrTable{nic.mrs, nic.mr_capacity}; }
+
+// Memory-key context `key` of `table` as read now, whatever it holds (zero past the table): the
+// loads issued where this is called, so that a caller can put them in flight beside others and
+// decide later (mr_holds). `window`: the responder's, when the table is another process's (its
+// `mrs` pointer is in the owner's space). On the host: `valid` acquired, then the fields. On the
+// GPU the whole 32 B entry is read as two 16 B loads in flight at once (one L2 round trip, not
+// two): the control path writes an entry long before a WQE names its key, publishing `valid`
+// last, and a WQE racing a re-registration of the slot sees a stale key, which the tag in every
+// key refuses.
+DISSECT_HD inline MrEntry load_mr(const MrTable& table, uint32_t key,
+                                  const RemoteWindow& window = RemoteWindow{}) {
+  MrEntry out{};
   const uint32_t index = key >> 8;
-  if (index >= nic.mr_capacity) return false;
-  const MrEntry* entry = &through(window, nic.mrs)[index];
+  if (index >= table.capacity) return out;
+  const MrEntry* entry = &through(window, table.mrs)[index];
 #if defined(__CUDA_ARCH__)
   static_assert(sizeof(MrEntry) == 32);
   uint32_t w[8];
@@ -132,12 +142,23 @@ DISSECT_HD inline bool read_mr(const NicTables& nic, uint32_t key, MrEntry* out,
                : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
   asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(reinterpret_cast<const uint8_t*>(entry) + 16) : "memory");
-  __builtin_memcpy(out, w, sizeof w);
+  __builtin_memcpy(&out, w, sizeof w);
 #else
-  if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) == 0) return false;
-  *out = *entry;
+  if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) != 0) out = *entry;
 #endif
-  return out->valid != 0 && out->key == key;
+  return out;
+}
+
+// Whether `entry` (load_mr) is a valid context with key `key`.
+DISSECT_HD inline bool mr_holds(const MrEntry& entry, uint32_t key) {
+  return entry.valid != 0 && entry.key == key;
+}
+
+// Reads memory-key context `key` of `nic` into `out`; false when no valid context has that key.
+DISSECT_HD inline bool read_mr(const NicTables& nic, uint32_t key, MrEntry* out,
+                               const RemoteWindow& window = RemoteWindow{}) {
+  *out = load_mr(mr_table(nic), key, window);
+  return mr_holds(*out, key);
 }
 
 DISSECT_HD inline bool covers(const MrEntry& entry, uint64_t address, uint64_t length) {

@@ -30,6 +30,8 @@ struct ExpressWqe {
   uint8_t syndrome;   // 0 = passed its checks
   uint8_t signaled;
   uint8_t joins;      // the WQE may be in an express window
+  uint32_t lkey;      // a WRITE's keys (0: none), for the QP's next guess (QpCopy::last_rkey)
+  uint32_t rkey;
 };
 
 struct ByteRange {
@@ -38,16 +40,18 @@ struct ByteRange {
 
 DISSECT_HD inline void read_wqebb(const QpContext& v, uint64_t index, uint32_t (&word)[16]) {
 #if defined(__CUDA_ARCH__)
-  // Four 16 B loads in flight at once: one round trip. Plain loads: the doorbell that announced
-  // the WQE was acquired (open_window), and the slot is not reused before this WQE's CQE.
-  const uint4* in = reinterpret_cast<const uint4*>(v.sq.wqebb(index));
+  // Four 16 B loads in flight at once: one round trip. In asm, because ptxas sinks plain loads to
+  // their first use: it issued the ctrl segment's third word and the raddr segment only after the
+  // ctrl checks, three round trips a WQE (cuobjdump -sass of engine_kernel, sm_90). Weak loads:
+  // the doorbell that announced the WQE was acquired (open_window), and the slot is not reused
+  // before this WQE's CQE.
+  const uint8_t* in = v.sq.wqebb(index);
   DISSECT_UNROLL
   for (int k = 0; k < 4; ++k) {
-    const uint4 q = in[k];
-    word[4 * k] = q.x;
-    word[4 * k + 1] = q.y;
-    word[4 * k + 2] = q.z;
-    word[4 * k + 3] = q.w;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(word[4 * k]), "=r"(word[4 * k + 1]), "=r"(word[4 * k + 2]), "=r"(word[4 * k + 3])
+                 : "l"(in + 16 * k)
+                 : "memory");
   }
 #else
   std::memcpy(word, v.sq.wqebb(index), sizeof word);
@@ -68,19 +72,26 @@ DISSECT_HD inline uint32_t payload_word(const uint32_t (&word)[16]) {
 
 // Reads and checks WQE `k` of the window: whether it joins an express window (window_wqe_size's
 // rules, one WQEBB, a lane-sized payload) and, for a WRITE, check_write's checks.
-DISSECT_HD inline void read_express_wqe(const QpCopy& c, const NicTables& local, uint32_t k,
-                                        ExpressWqe& x) {
+DISSECT_HD inline void read_express_wqe(const QpCopy& c, uint32_t k, ExpressWqe& x) {
   using namespace mlx5;
   const QpContext& v = c.view;
   const RemoteSide& remote = c.remote;
+  const MrTable responder_mrs = mr_table(*remote.nic);
   const uint64_t start = v.sq_consumer + k;
   read_wqebb(v, start, x.word);
+  // The contexts of the keys the QP's last window named, in flight beside the WQEBB: the keys
+  // are in the WQEBB, so reading theirs after it is a second round trip. Read after the doorbell
+  // was acquired, these are as fresh as the reads they stand in for.
+  const MrEntry guessed_rkey = load_mr(responder_mrs, c.last_rkey, v.remote_window);
+  const MrEntry guessed_lkey = c.last_lkey != 0 ? load_mr(c.local_mrs, c.last_lkey) : MrEntry{};
   const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(x.word, 0);
   const uint32_t ds = ctrl_ds(ctrl);
   x.opcode = ctrl_opcode(ctrl);
   x.signaled = ctrl_signaled(ctrl);
   x.syndrome = 0;
   x.plan = WritePlan{};
+  x.lkey = 0;
+  x.rkey = 0;
   x.joins = ctrl_wqe_index(ctrl) == static_cast<uint16_t>(start) && ctrl_qpn(ctrl) == v.qpn &&
             ds != 0 && wqebbs_for_ds(ds) == 1;
   if (!x.joins || x.opcode == MLX5_OPCODE_NOP) return;
@@ -94,26 +105,31 @@ DISSECT_HD inline void read_express_wqe(const QpCopy& c, const NicTables& local,
     x.joins = false;  // a gather, or a payload the staged window copies warp-wide
     return;
   }
-  // check_write_to's checks, for the two layouts that fit one WQEBB, with both MR entries read
-  // before any is used: one memory round trip, not two (the responder's PD is in the copy).
+  // check_write_to's checks, for the two layouts that fit one WQEBB (the responder's PD is in
+  // the copy).
   const mlx5_wqe_raddr_seg raddr = segment_of<mlx5_wqe_raddr_seg>(x.word, 1);
   const mlx5_wqe_data_seg data = segment_of<mlx5_wqe_data_seg>(x.word, 2);
   const uint64_t length = count & ~MLX5_INLINE_SEG;
-  MrEntry lkey_entry{}, rkey_entry{};
-  const bool lkey_found = !is_inline && read_mr(local, data.lkey.value(), &lkey_entry);
+  x.rkey = raddr.rkey.value();
+  x.lkey = is_inline ? 0 : data.lkey.value();
+  MrEntry lkey_entry{};
+  if (!is_inline) {
+    lkey_entry = x.lkey == c.last_lkey ? guessed_lkey : load_mr(c.local_mrs, x.lkey);
+  }
+  const MrEntry rkey_entry =
+      x.rkey == c.last_rkey ? guessed_rkey : load_mr(responder_mrs, x.rkey, v.remote_window);
   const WriteTarget target{remote.nic, c.responder_pd, v.remote_window};
-  const bool rkey_found = read_mr(*remote.nic, raddr.rkey.value(), &rkey_entry, v.remote_window);
   if (is_inline && 2 + inline_ds(static_cast<uint32_t>(length)) > ds) {
     x.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
     return;
   }
-  if (!is_inline && !entry_allows(lkey_found, lkey_entry, v.pd, data.addr.value(), count, 0)) {
+  if (!is_inline && !entry_allows(mr_holds(lkey_entry, x.lkey), lkey_entry, v.pd, data.addr.value(), count, 0)) {
     x.syndrome = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
     return;
   }
   const uint8_t* source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(data.addr.value());
-  x.syndrome = check_write_target(target, raddr.raddr.value(), rkey_found, rkey_entry, source,
-                                  length, 2, &x.plan);
+  x.syndrome = check_write_target(target, raddr.raddr.value(), mr_holds(rkey_entry, x.rkey), rkey_entry,
+                                  source, length, 2, &x.plan);
   if (x.syndrome != 0) {
     x.plan = WritePlan{};
   } else if (overlaps(x.plan)) {
@@ -179,8 +195,7 @@ DISSECT_HD inline void copy_pointer(const WritePlan& plan) {
 // Executes the window of `w.copy` (opened by open_window, in RTS) when every announced WQEBB the
 // window can hold starts a WQE that joins; returns Served{0, 0} without a side effect otherwise.
 template <Scope Completion, typename Lanes>
-DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext& qp,
-                                       const NicTables& local) {
+DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext& qp) {
   DISSECT_PHASE_START;
   QpContext& v = w.copy->view;
   const RemoteSide remote = w.copy->remote;
@@ -190,7 +205,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext&
   }
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   ExpressWqe x[Lanes::SLOTS];
-  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(*w.copy, local, k, x[lanes.slot(k)]); });
+  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(*w.copy, k, x[lanes.slot(k)]); });
   const uint32_t joining = lanes.ballot(probe, [&](uint32_t k) { return x[lanes.slot(k)].joins != 0; });
   if (joining != lanes_below(probe)) return Served{0, 0};
   DISSECT_PHASE(1);
@@ -246,6 +261,11 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext&
   lanes.leader([&] {
     w.count = count;
     retire_window(qp, v, remote.responder, tally, executed);
+    const ExpressWqe& first = x[lanes.slot(0)];  // the leader's own
+    if (first.rkey != 0 && first.syndrome == 0) {
+      w.copy->last_rkey = first.rkey;
+      if (first.lkey != 0) w.copy->last_lkey = first.lkey;
+    }
   });
   DISSECT_PHASE(7);
   return Served{executed, syndrome};

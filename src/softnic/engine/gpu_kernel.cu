@@ -92,7 +92,8 @@ __global__ void engine_kernel(EngineLaunch p) {
       QpContext& qp = p.tables->qps[i];
       const uint32_t slot = i / p.warps;  // this QP among the warp's
       DISSECT_PHASE_START;
-      const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr);
+      const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
+                                count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
       DISSECT_PHASE(8);
       if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
       if (s.executed != 0) DISSECT_PHASE(9);

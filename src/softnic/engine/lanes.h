@@ -35,7 +35,9 @@ __device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];
   } while (0)
 #else
 #define DISSECT_PHASE_START
-#define DISSECT_PHASE(n)
+#define DISSECT_PHASE(n) \
+  do {                   \
+  } while (0)
 #endif
 
 DISSECT_HD inline uint32_t popcount(uint32_t v) {

@@ -11,6 +11,11 @@ namespace dissect::softnic {
 
 // WQEs one QP may execute per visit, so one busy queue cannot starve the others of its engine lane.
 inline constexpr uint32_t SERVICE_BUDGET = 64;
+// The budget of a QP that has its engine warp to itself: no queue to be fair to, and a visit's
+// first window is the only one that reads the QP's state (open_window, `checked`), so a long
+// backlog runs in windows that begin with their WQEs. Bounded all the same: the warp's pass also
+// reads the stop flag and the QP count.
+inline constexpr uint32_t SOLE_QP_BUDGET = 256;
 
 // Whether a QP with EngineFlags `flags` is served with these scopes (serve_qp's choice).
 template <Scope Doorbell, Scope Completion>
@@ -36,8 +41,8 @@ DISSECT_HD DISSECT_COLD Served serve_staged_window_out_of_line(const Lanes& lane
 // observers (EngineFlags).
 template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
-                                      const NicTables& local, QpCopy* cache) {
-  open_window<Doorbell>(lanes, w, qp, cache);
+                                      const NicTables& local, QpCopy* cache, bool checked = false) {
+  open_window<Doorbell>(lanes, w, qp, cache, local, checked);
   if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
 #if defined(__CUDA_ARCH__)
   // serve_qp chose the scopes from the copy it had; a copy refreshed since (the QP connected
@@ -45,7 +50,7 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) return Served{0, 0};
 #endif
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
-  const Served express = serve_express<Completion>(lanes, w, qp, local);
+  const Served express = serve_express<Completion>(lanes, w, qp);
   if (express.executed != 0) return express;
   return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);
 }
@@ -57,8 +62,9 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
 // window's code was spread over 260 KB.
 template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD DISSECT_COLD Served serve_window_elsewhere(const Lanes& lanes, Window& w, QpContext& qp,
-                                                      const NicTables& local, QpCopy* cache) {
-  return serve_window<Doorbell, Completion>(lanes, w, qp, local, cache);
+                                                      const NicTables& local, QpCopy* cache,
+                                                      bool checked) {
+  return serve_window<Doorbell, Completion>(lanes, w, qp, local, cache, checked);
 }
 
 // `cache`: the warp's QpCopy slot for this QP, or null.
@@ -76,17 +82,20 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
   const bool system_completion = (flags & ENGINE_SYSTEM_COMPLETION) != 0;
 #endif
   while (total.executed < budget) {
+    // A window that executed found the copy holding (open_window): the visit's later ones may
+    // trust it.
+    const bool checked = total.executed != 0;
     Served s;
 #if defined(__CUDA_ARCH__)
     if (host_queues) {
-      s = serve_window_elsewhere<Scope::system, Scope::system>(lanes, w, qp, local, cache);
+      s = serve_window_elsewhere<Scope::system, Scope::system>(lanes, w, qp, local, cache, checked);
     } else if (system_completion) {
-      s = serve_window_elsewhere<Scope::gpu, Scope::system>(lanes, w, qp, local, cache);
+      s = serve_window_elsewhere<Scope::gpu, Scope::system>(lanes, w, qp, local, cache, checked);
     } else {
-      s = serve_window<Scope::gpu, Scope::gpu>(lanes, w, qp, local, cache);
+      s = serve_window<Scope::gpu, Scope::gpu>(lanes, w, qp, local, cache, checked);
     }
 #else
-    s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache);
+    s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache, checked);
 #endif
     if (s.executed == 0) break;
     total.executed += s.executed;

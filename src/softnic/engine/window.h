@@ -67,6 +67,12 @@ struct QpCopy {
   NicTables remote_tables;  // the responder's NIC table header (its mrs, capacities)
   RemoteSide remote;        // nic -> remote_tables; responder: null when none answered
   uint32_t responder_pd;    // remote.responder->pd: fixed for the responder's life
+  MrTable local_mrs;        // the engine NIC's memory keys (the doorbell's acquire empties L1)
+  // The keys the QP's last express window named (lane 0's WQE): the next window reads their
+  // contexts beside its WQEBBs and uses them when its WQEs name the same keys, as a stream of
+  // writes from one buffer to one peer buffer does, one round trip instead of two (express.h).
+  uint32_t last_lkey;       // 0: none yet
+  uint32_t last_rkey;
 };
 inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more copies the rest anew
 
@@ -383,7 +389,7 @@ DISSECT_HD inline void add_count(uint64_t& counter, uint64_t n) {
 // keeps copies of (CACHED_QPS) refreshes every other QP on each visit, and the copy (the context,
 // then its responder's state, then its NIC's header) is a chain of L2 round trips; the check is two
 // (gpu-connection-scaling: thousands of idle QPs per warp, a few with work).
-DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
+DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp, const NicTables& local) {
   const uint32_t state = load_acquire<TABLE_SCOPE>(&qp.state);
   c.qp = nullptr;
   if (state == QP_STATE_RESET) return state;
@@ -399,6 +405,9 @@ DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp) {
     c.remote.nic = &c.remote_tables;
     c.responder_pd = c.remote.responder->pd;
   }
+  c.local_mrs = mr_table(local);
+  c.last_lkey = 0;
+  c.last_rkey = 0;
   c.qp = &qp;
   return state;
 }
@@ -621,24 +630,34 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
 
 // Phase 0 of a window: the doorbell and the QP's state, read into the warp's copy of the QP
 // (`cache`, or the scratch copy); sets w.copy, w.state and w.available. `Doorbell`: the scope of
-// the doorbell's submitters (EngineFlags).
+// the doorbell's submitters (EngineFlags). `checked`: an earlier window of this visit (serve_qp)
+// found the copy holding. Then a copy in RTS that already knows of a full window's WQEBBs reads
+// nothing: the doorbell's news waits for the window that needs it, and the QP's and responder's
+// states are as fresh as the visit's first window (at most a visit's budget of WQEs old; a real
+// NIC, too, executes WQEs it fetched before a state change reaches it). Every window of a long
+// backlog read them before: one L2 round trip of the window's ~5,600 cycles (H200).
 template <Scope Doorbell, typename Lanes>
-DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp, QpCopy* cache) {
+DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp, QpCopy* cache,
+                                   const NicTables& local, bool checked = false) {
   DISSECT_PHASE_START;
   lanes.leader([&] {
     QpCopy& c = cache != nullptr ? *cache : w.scratch;
     w.copy = &c;
-    uint64_t doorbell = 0;
-    const bool paced = w.profile.enabled != 0;
-    if (copy_holds<Doorbell>(c, qp, &doorbell)) {
-      apply_doorbell(qp, c.view, doorbell, paced);
-    } else {
-      w.state = refresh_copy(c, qp);
-      if (w.state != QP_STATE_RESET) {
-        apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced);
+    const QpContext& v = c.view;
+    const bool backlog = checked && c.qp == &qp && v.state == QP_STATE_RTS &&
+                         v.sq_target >= v.sq_consumer + WINDOW_LANES;
+    if (!backlog) {
+      uint64_t doorbell = 0;
+      const bool paced = w.profile.enabled != 0;
+      if (copy_holds<Doorbell>(c, qp, &doorbell)) {
+        apply_doorbell(qp, c.view, doorbell, paced);
+      } else {
+        w.state = refresh_copy(c, qp, local);
+        if (w.state != QP_STATE_RESET) {
+          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced);
+        }
       }
     }
-    const QpContext& v = c.view;
     w.state = c.qp == nullptr ? uint32_t{QP_STATE_RESET} : v.state;
     // A doorbell that ended inside a multi-WQEBB WQE leaves the consumer past the target.
     const uint64_t ahead = v.sq_target > v.sq_consumer ? v.sq_target - v.sq_consumer : 0;

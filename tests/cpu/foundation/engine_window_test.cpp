@@ -447,11 +447,12 @@ uint32_t visit(Mix mix, softnic::Window& window, Synthetic& s, uint32_t budget) 
   if (mix == Mix::any) return softnic::serve_qp(lanes, window, s.qp(), s.tables, &window.cache[0], budget).executed;
   uint32_t executed = 0;
   while (executed < budget) {
-    softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0]);
+    softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0], s.tables,
+                                        executed != 0);
     if (window.state == softnic::QP_STATE_RESET || window.available == 0) break;
     const softnic::Served served =
         window.state == softnic::QP_STATE_RTS
-            ? softnic::serve_express<Scope::system>(lanes, window, s.qp(), s.tables)
+            ? softnic::serve_express<Scope::system>(lanes, window, s.qp())
             : softnic::serve_alone(lanes, s.qp(), s.tables);
     EXPECT_NE(served.executed, 0u) << "a window of one-WQEBB WQEs at " << s.qp().sq_consumer
                                    << " was not an express window";
