@@ -85,7 +85,8 @@ __global__ void ring_kernel(const Target* targets, uint32_t count, uint64_t end,
 }
 
 // Sample i: {doorbell to CQE seen, doorbell to the CQE's timestamp}. The model stamps a CQE with
-// %globaltimer just before it is written (execute.h requester_cqe), the clock t0 is read from, so
+// %globaltimer as its window's payloads go out (express.h; the staged window: just before the CQE
+// is written, window.h), the clock t0 is read from, so
 // the two split the time at the engine's side: the doorbell's way to the engine and the engine's
 // window up to its CQE, then the CQE's release and the poller's sight of it.
 struct LatencySample {

@@ -221,6 +221,46 @@ __device__ inline bool newest_collapsed_writer(const CqContext& cq, uint64_t ind
 // NVSHMEM's ibgda_poll_cq reads is the wqe_counter; it, and the PRM's consumers of cc = 1, ignore
 // the owner bit, which keeps the ring's meaning so that one rule serves both kinds); lanes writing
 // one together: only the newest (newest_collapsed_writer).
+// write_cqe_at in two steps, for a writer with other stores for the same release to cover (the
+// express window's payloads): bytes 0..59 of CQE number `index` into `entry` (its slot); returns
+// the last word, which publish_cqe stores.
+DISSECT_HD inline uint32_t write_cqe_body(mlx5::mlx5_cqe64* entry, const CqContext& cq, uint64_t index,
+                                          const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode) {
+  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, index, cq.cqe_count);
+  // Bytes 0..55, then sop_drop_qpn. The built CQE is read with a memcpy: read through uint64_t
+  // lvalues it broke the aliasing rules, and GCC -O2 read the words before requester_cqe's field
+  // stores (CQEs without their byte count, CPU tier). On the GPU seven 8 B stores (a memcpy into
+  // the entry compiled to 56 byte stores); on the host a memcpy.
+  uint64_t words[7];
+  __builtin_memcpy(words, &cqe, sizeof words);
+#if defined(__CUDA_ARCH__)
+  uint64_t* out = reinterpret_cast<uint64_t*>(entry);
+  for (int i = 0; i < 7; ++i) out[i] = words[i];
+#else
+  std::memcpy(entry, words, sizeof words);
+#endif
+  entry->sop_drop_qpn = cqe.sop_drop_qpn;
+  return static_cast<uint32_t>(cqe.wqe_counter.raw) |
+         (static_cast<uint32_t>(op_own) << 24);  // signature (byte 62) = 0
+}
+
+template <Scope S>
+DISSECT_HD inline void publish_cqe(mlx5::mlx5_cqe64* entry, uint32_t tail) {
+  uint32_t* last_word = reinterpret_cast<uint32_t*>(entry) + 15;
+#if defined(__CUDA_ARCH__)
+  fence_release<S>();
+  *reinterpret_cast<volatile uint32_t*>(last_word) = tail;
+#else
+  __atomic_store_n(last_word, tail, __ATOMIC_RELEASE);
+#endif
+}
+
+// The slot CQE number `index` of `cq` goes to, as this engine reaches it.
+DISSECT_HD inline mlx5::mlx5_cqe64* cqe_entry(const CqContext& cq, uint64_t index,
+                                              const RemoteWindow& window = RemoteWindow{}) {
+  return &through(window, cq.cqes)[cqe_slot(cq, index)];
+}
+
 template <Scope S = Scope::system>
 DISSECT_HD inline void write_cqe_at(const CqContext& cq, uint64_t index,
                                     const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
@@ -228,21 +268,8 @@ DISSECT_HD inline void write_cqe_at(const CqContext& cq, uint64_t index,
 #if defined(__CUDA_ARCH__)
   if (cq.collapsed && !newest_collapsed_writer(cq, index)) return;
 #endif
-  mlx5::mlx5_cqe64* slot = &through(window, cq.cqes)[cqe_slot(cq, index)];
-  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, index, cq.cqe_count);
-  uint64_t* words = reinterpret_cast<uint64_t*>(slot);
-  const uint64_t* source = reinterpret_cast<const uint64_t*>(&cqe);
-  for (int i = 0; i < 7; ++i) words[i] = source[i];
-  slot->sop_drop_qpn = cqe.sop_drop_qpn;
-  const uint32_t tail = static_cast<uint32_t>(cqe.wqe_counter.raw) |
-                        (static_cast<uint32_t>(op_own) << 24);  // signature (byte 62) = 0
-  uint32_t* last_word = reinterpret_cast<uint32_t*>(slot) + 15;
-#if defined(__CUDA_ARCH__)
-  fence_release<S>();
-  *reinterpret_cast<volatile uint32_t*>(last_word) = tail;
-#else
-  __atomic_store_n(last_word, tail, __ATOMIC_RELEASE);
-#endif
+  mlx5::mlx5_cqe64* entry = cqe_entry(cq, index, window);
+  publish_cqe<S>(entry, write_cqe_body(entry, cq, index, cqe, cqe_opcode));
 }
 
 DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,

@@ -32,6 +32,8 @@ struct ExpressWqe {
   uint8_t joins;      // the WQE may be in an express window
   uint32_t lkey;      // a WRITE's keys (0: none), for the QP's next guess (QpCopy::last_rkey)
   uint32_t rkey;
+  mlx5::mlx5_cqe64* cqe;  // the CQE this lane publishes (its body written), or null
+  uint32_t cqe_tail;      // its last word
 };
 
 struct ByteRange {
@@ -220,6 +222,27 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext&
   const uint32_t executed = failures ? moved + 1 : count;
   const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return x[lanes.slot(k)].plan.length; });
   DISSECT_PHASE(4);
+  // The CQE bodies go out beside the payloads and one release per CQE lane covers both: the body
+  // is unread until its last word publishes it (write_cqe_at), and a fence waits for every store
+  // before it, so bodies stored after the payloads cost that fence a round trip more (H200).
+  const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
+    return x[lanes.slot(k)].signaled != 0 || x[lanes.slot(k)].syndrome != 0;
+  });
+  const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;  // one clock read for the window's CQEs
+  lanes.mine(executed, [&](uint32_t k) {
+    ExpressWqe& e = x[lanes.slot(k)];
+    e.cqe = nullptr;
+    if (((cqe_mask >> k) & 1) == 0) return;
+    const uint64_t index = v.send_cq.produced + popcount(cqe_mask & lanes_below(k));
+#if defined(__CUDA_ARCH__)
+    if (v.send_cq.collapsed && !newest_collapsed_writer(v.send_cq, index)) return;
+#endif
+    const WqeOutcome outcome{e.syndrome, e.opcode, e.signaled != 0, 1, e.plan.length};
+    mlx5::mlx5_cqe64 cqe;
+    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer + k, outcome, &cqe, stamp);
+    e.cqe = cqe_entry(v.send_cq, index);
+    e.cqe_tail = write_cqe_body(e.cqe, v.send_cq, index, cqe, cqe_opcode);
+  });
   lanes.mine(moved, [&](uint32_t k) {
     const ExpressWqe& e = x[lanes.slot(k)];
     if (e.plan.length == 0) return;
@@ -229,22 +252,12 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext&
       copy_pointer(e.plan);
     }
   });
-  // Every lane's CQE release below covers every lane's payload (write_cqe_at: cumulativity).
+  // Every lane's CQE release below covers every lane's payload (publish_cqe: cumulativity).
   lanes.sync();
   DISSECT_PHASE(5);
-
-  const uint32_t cqe_mask = lanes.ballot(executed, [&](uint32_t k) {
-    return x[lanes.slot(k)].signaled != 0 || x[lanes.slot(k)].syndrome != 0;
-  });
-  const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;  // one clock read for the window's CQEs
   lanes.mine(executed, [&](uint32_t k) {
-    if (((cqe_mask >> k) & 1) == 0) return;
     const ExpressWqe& e = x[lanes.slot(k)];
-    const WqeOutcome outcome{e.syndrome, e.opcode, e.signaled != 0, 1, e.plan.length};
-    mlx5::mlx5_cqe64 cqe;
-    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer + k, outcome, &cqe, stamp);
-    write_cqe_at<Completion>(v.send_cq, v.send_cq.produced + popcount(cqe_mask & lanes_below(k)),
-                             cqe, cqe_opcode);
+    if (e.cqe != nullptr) publish_cqe<Completion>(e.cqe, e.cqe_tail);
   });
   DISSECT_PHASE(6);
   WindowTally tally{};

@@ -96,6 +96,12 @@ struct WarpLanes {
       end = r.end;
     }
     const bool empty = end == begin;
+    // The common window first: no empty range, each starting at or past the end of the one below
+    // (sorted and apart, so pairwise disjoint), one shuffle where the scan takes five steps.
+    const uint64_t below_end = __shfl_up_sync(FULL, end, 1);
+    if (__all_sync(FULL, lane() >= count || (!empty && (lane() == 0 || begin >= below_end)))) {
+      return count;
+    }
     uint64_t reach = empty ? 0 : end;  // max end of lanes <= this one
 #pragma unroll
     for (uint32_t d = 1; d < 32; d *= 2) {
