@@ -129,6 +129,10 @@ DISSECT_HD inline MrTable mr_table(const NicTables& nic) { return MrTable{nic.mr
 // two): the control path writes an entry long before a WQE names its key, publishing `valid`
 // last, and a WQE racing a re-registration of the slot sees a stale key, which the tag in every
 // key refuses.
+// `Cached`: weak loads, which L1 may serve (the express window's guesses: a backlog's windows
+// read the same entry again and again, and nothing empties L1 between them but the next
+// doorbell's acquire, before which every MR change a WQE relies on was made).
+template <bool Cached = false>
 DISSECT_HD inline MrEntry load_mr(const MrTable& table, uint32_t key,
                                   const RemoteWindow& window = RemoteWindow{}) {
   MrEntry out{};
@@ -138,10 +142,18 @@ DISSECT_HD inline MrEntry load_mr(const MrTable& table, uint32_t key,
 #if defined(__CUDA_ARCH__)
   static_assert(sizeof(MrEntry) == 32);
   uint32_t w[8];
-  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
-  asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(reinterpret_cast<const uint8_t*>(entry) + 16) : "memory");
+  const uint8_t* second = reinterpret_cast<const uint8_t*>(entry) + 16;
+  if constexpr (Cached) {
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(second) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
+    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(second) : "memory");
+  }
   __builtin_memcpy(&out, w, sizeof w);
 #else
   if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) != 0) out = *entry;
@@ -247,12 +259,7 @@ DISSECT_HD inline uint32_t write_cqe_body(mlx5::mlx5_cqe64* entry, const CqConte
 template <Scope S>
 DISSECT_HD inline void publish_cqe(mlx5::mlx5_cqe64* entry, uint32_t tail) {
   uint32_t* last_word = reinterpret_cast<uint32_t*>(entry) + 15;
-#if defined(__CUDA_ARCH__)
-  fence_release<S>();
-  *reinterpret_cast<volatile uint32_t*>(last_word) = tail;
-#else
-  __atomic_store_n(last_word, tail, __ATOMIC_RELEASE);
-#endif
+  store_release<S>(last_word, tail);
 }
 
 // The slot CQE number `index` of `cq` goes to, as this engine reaches it.
