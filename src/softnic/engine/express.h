@@ -210,20 +210,20 @@ DISSECT_HD inline void copy_pointer(const WritePlan& plan) {
 #endif
 }
 
-// Executes the window of `w.copy` (opened by open_window, in RTS) when every announced WQEBB the
+// Executes the window of `copy` (w.copy, opened by open_window, in RTS) when every announced WQEBB the
 // window can hold starts a WQE that joins; returns Served{0, 0} without a side effect otherwise.
 template <Scope Completion, typename Lanes>
-DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext& qp) {
+DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& copy, QpContext& qp) {
   DISSECT_PHASE_START;
-  QpContext& v = w.copy->view;
-  const RemoteSide remote = w.copy->remote;
+  QpContext& v = copy.view;
+  const RemoteSide remote = copy.remote;
   // A timing profile paces a window through calls (pace_payloads): the staged window's.
   if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr || w.profile.enabled) {
     return Served{0, 0};
   }
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   ExpressWqe x[Lanes::SLOTS];
-  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(*w.copy, k, x[lanes.slot(k)]); });
+  lanes.mine(probe, [&](uint32_t k) { read_express_wqe(copy, k, x[lanes.slot(k)]); });
   const uint32_t joining = lanes.ballot(probe, [&](uint32_t k) { return x[lanes.slot(k)].joins != 0; });
   if (joining != lanes_below(probe)) return Served{0, 0};
   DISSECT_PHASE(1);
@@ -292,8 +292,8 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpContext&
     retire_window(qp, v, remote.responder, tally, executed);
     const ExpressWqe& first = x[lanes.slot(0)];  // the leader's own
     if (first.rkey != 0 && first.syndrome == 0) {
-      w.copy->last_rkey = first.rkey;
-      if (first.lkey != 0) w.copy->last_lkey = first.lkey;
+      copy.last_rkey = first.rkey;
+      if (first.lkey != 0) copy.last_lkey = first.lkey;
     }
   });
   DISSECT_PHASE(7);

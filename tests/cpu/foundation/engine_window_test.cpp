@@ -452,7 +452,7 @@ uint32_t visit(Mix mix, softnic::Window& window, Synthetic& s, uint32_t budget) 
     if (window.state == softnic::QP_STATE_RESET || window.available == 0) break;
     const softnic::Served served =
         window.state == softnic::QP_STATE_RTS
-            ? softnic::serve_express<Scope::system>(lanes, window, s.qp())
+            ? softnic::serve_express<Scope::system>(lanes, window, window.cache[0], s.qp())
             : softnic::serve_alone(lanes, s.qp(), s.tables);
     EXPECT_NE(served.executed, 0u) << "a window of one-WQEBB WQEs at " << s.qp().sq_consumer
                                    << " was not an express window";
