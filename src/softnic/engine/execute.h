@@ -114,6 +114,21 @@ DISSECT_HD inline bool window_covers(const RemoteWindow& window, uint64_t addres
                                address - window.base <= window.bytes - length);
 }
 
+#if defined(__CUDA_ARCH__)
+// 16 B at `p` into w[0..3], issued here: in asm, because ptxas sinks plain loads to their first use
+// (express.h, read_wqebb). `Weak`: a plain load, which L1 may serve; otherwise ld.relaxed.gpu.
+template <bool Weak>
+__device__ inline void load_16(const void* p, uint32_t* w) {
+  if constexpr (Weak) {
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p) : "memory");
+  }
+}
+#endif
+
 // A NIC's memory-key table: fixed for the NIC's life, so an engine may keep it (QpCopy).
 struct MrTable {
   MrEntry* mrs;
@@ -142,18 +157,8 @@ DISSECT_HD inline MrEntry load_mr(const MrTable& table, uint32_t key,
 #if defined(__CUDA_ARCH__)
   static_assert(sizeof(MrEntry) == 32);
   uint32_t w[8];
-  const uint8_t* second = reinterpret_cast<const uint8_t*>(entry) + 16;
-  if constexpr (Cached) {
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(second) : "memory");
-  } else {
-    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(entry) : "memory");
-    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]) : "l"(second) : "memory");
-  }
+  load_16<Cached>(entry, &w[0]);
+  load_16<Cached>(reinterpret_cast<const uint8_t*>(entry) + 16, &w[4]);
   __builtin_memcpy(&out, w, sizeof w);
 #else
   if (load_acquire<Scope::system>(const_cast<uint32_t*>(&entry->valid)) != 0) out = *entry;
@@ -221,18 +226,6 @@ __device__ inline bool newest_collapsed_writer(const CqContext& cq, uint64_t ind
 }
 #endif
 
-// Writes CQE number `index` of `cq`: bytes 0..59 first, then the last word (wqe_counter |
-// signature | op_own) in one release store, so a poller that acquires that word and sees the new
-// owner bit sees the whole entry (rdma-core reads op_own, then rmb()). The poller reads the same
-// 4-byte word (gda/completion.h), so writer and reader agree on one atomic object. The release is
-// cumulative: payload stores this thread has observed (an engine warp's other lanes, after a warp
-// barrier) are visible before the CQE. `scope`: who may observe the CQE and the payloads (the
-// GPU when the CQ, the poller and the responder are all on the engine's GPU; the system otherwise).
-// `window`: the responder's, when `cq` belongs to a QP of another process.
-// A collapsed CQ: every CQE goes to entry 0 (cqe_slot) with the owner bit of its own index (what
-// NVSHMEM's ibgda_poll_cq reads is the wqe_counter; it, and the PRM's consumers of cc = 1, ignore
-// the owner bit, which keeps the ring's meaning so that one rule serves both kinds); lanes writing
-// one together: only the newest (newest_collapsed_writer).
 // write_cqe_at in two steps, for a writer with other stores for the same release to cover (the
 // express window's payloads): bytes 0..59 of CQE number `index` into `entry` (its slot); returns
 // the last word, which publish_cqe stores.
@@ -268,6 +261,18 @@ DISSECT_HD inline mlx5::mlx5_cqe64* cqe_entry(const CqContext& cq, uint64_t inde
   return &through(window, cq.cqes)[cqe_slot(cq, index)];
 }
 
+// Writes CQE number `index` of `cq`: bytes 0..59 first, then the last word (wqe_counter |
+// signature | op_own) in one release store, so a poller that acquires that word and sees the new
+// owner bit sees the whole entry (rdma-core reads op_own, then rmb()). The poller reads the same
+// 4-byte word (gda/completion.h), so writer and reader agree on one atomic object. The release is
+// cumulative: payload stores this thread has observed (an engine warp's other lanes, after a warp
+// barrier) are visible before the CQE. `scope`: who may observe the CQE and the payloads (the
+// GPU when the CQ, the poller and the responder are all on the engine's GPU; the system otherwise).
+// `window`: the responder's, when `cq` belongs to a QP of another process.
+// A collapsed CQ: every CQE goes to entry 0 (cqe_slot) with the owner bit of its own index (what
+// NVSHMEM's ibgda_poll_cq reads is the wqe_counter; it, and the PRM's consumers of cc = 1, ignore
+// the owner bit, which keeps the ring's meaning so that one rule serves both kinds); lanes writing
+// one together: only the newest (newest_collapsed_writer).
 template <Scope S = Scope::system>
 DISSECT_HD inline void write_cqe_at(const CqContext& cq, uint64_t index,
                                     const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,

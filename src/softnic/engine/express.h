@@ -42,19 +42,14 @@ struct ByteRange {
 
 DISSECT_HD inline void read_wqebb(const QpContext& v, uint64_t index, uint32_t (&word)[16]) {
 #if defined(__CUDA_ARCH__)
-  // Four 16 B loads in flight at once: one round trip. In asm, because ptxas sinks plain loads to
-  // their first use: it issued the ctrl segment's third word and the raddr segment only after the
+  // Four 16 B loads in flight at once: one round trip. In asm (load_16), because ptxas sinks plain
+  // loads to their first use: it issued the ctrl segment's third word and the raddr segment only after the
   // ctrl checks, three round trips a WQE (cuobjdump -sass of engine_kernel, sm_90). Weak loads:
   // the doorbell that announced the WQE was acquired (open_window), and the slot is not reused
   // before this WQE's CQE.
   const uint8_t* in = v.sq.wqebb(index);
   DISSECT_UNROLL
-  for (int k = 0; k < 4; ++k) {
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(word[4 * k]), "=r"(word[4 * k + 1]), "=r"(word[4 * k + 2]), "=r"(word[4 * k + 3])
-                 : "l"(in + 16 * k)
-                 : "memory");
-  }
+  for (int k = 0; k < 4; ++k) load_16<true>(in + 16 * k, &word[4 * k]);
 #else
   std::memcpy(word, v.sq.wqebb(index), sizeof word);
 #endif

@@ -50,12 +50,7 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) return Served{0, 0};
 #endif
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
-  // The copy open_window chose (w.copy), named here as it is there: reached through the pointer
-  // kept in shared memory, the compiler no longer knows it is shared, and its fields went through
-  // generic loads and stores; the next window's shared loads of the fields retire_window had just
-  // stored that way then waited ~600 cycles (phase counters, H200).
-  QpCopy& copy = cache != nullptr ? *cache : w.scratch;
-  const Served express = serve_express<Completion>(lanes, w, copy, qp);
+  const Served express = serve_express<Completion>(lanes, w, window_copy(w, cache), qp);
   if (express.executed != 0) return express;
   return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);
 }

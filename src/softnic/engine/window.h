@@ -628,6 +628,15 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
 }
 
+// The copy a window of this QP works on: the warp's slot for it, or the scratch copy. Named from
+// the Window, not through w.copy: through a pointer kept in shared memory the compiler no longer
+// knows the copy is shared, and its fields go through generic loads and stores; a window's shared
+// loads of fields the previous one had just stored that way waited ~600 cycles (phase counters,
+// H200).
+DISSECT_HD inline QpCopy& window_copy(Window& w, QpCopy* cache) {
+  return cache != nullptr ? *cache : w.scratch;
+}
+
 // Phase 0 of a window: the doorbell and the QP's state, read into the warp's copy of the QP
 // (`cache`, or the scratch copy); sets w.copy, w.state and w.available. `Doorbell`: the scope of
 // the doorbell's submitters (EngineFlags). `checked`: an earlier window of this visit (serve_qp)
@@ -641,7 +650,7 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
                                    const NicTables& local, bool checked = false) {
   DISSECT_PHASE_START;
   lanes.leader([&] {
-    QpCopy& c = cache != nullptr ? *cache : w.scratch;
+    QpCopy& c = window_copy(w, cache);
     w.copy = &c;
     const QpContext& v = c.view;
     const bool backlog = checked && c.qp == &qp && v.state == QP_STATE_RTS &&
