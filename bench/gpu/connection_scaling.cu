@@ -5,7 +5,7 @@
 //   send     A's Q QPs write to `peers` NICs (Q / peers each): the paper's one sender and its targets
 //   receive  `senders` NICs' Q QPs write to A, measured as A's received rate
 //   both     both at once: A sends through Q QPs and receives through Q others
-// Every NIC is a GpuSoftNic on one GPU (its own engine kernel); the requester's engine executes
+// Every NIC is a SoftNic on one GPU (its own engine kernel); the requester's engine executes
 // each write and claims the responder's pipe for its receive processing (engine/connection_state.h).
 // Each row carries the rate, the profile, the cache size, the misses per message on A, and the
 // model's own prediction for the point (model_rate below: what the profile alone allows, so a
@@ -148,7 +148,7 @@ double model_rate(const softnic::TimingProfile& p, const std::string& direction,
 
 // The NICs, QPs and buffers of one point, made before any engine starts (gpu_engine.h, HAZARDS).
 struct Rig {
-  std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;  // 0: A
+  std::vector<std::unique_ptr<softnic::SoftNic>> nics;  // 0: A
   std::vector<std::unique_ptr<nic::ProtectionDomain>> pds;
   std::vector<uint8_t*> buffers;
   std::vector<nic::MemoryRegion> mrs;
@@ -178,7 +178,7 @@ std::unique_ptr<Rig> make_rig(const Config& c, const std::string& direction, uin
   const uint32_t per_far = (q + far - 1) / far;  // QP i of a direction is on far NIC i % far
   const uint32_t on_far = (sends ? per_far : 0) + (receives ? per_far : 0);
   for (uint32_t i = 0; i <= far; ++i) {
-    softnic::GpuSoftNicOptions o;
+    softnic::SoftNicOptions o = softnic::gpu_engine_options();
     o.device = c.device;
     // A window waits doorbell_to_data + data_to_cqe (3.3 us on cx7-ib) in its warp, so a NIC
     // sending at the full rate needs A's engine size: A, and the senders of receive mode.
@@ -188,7 +188,7 @@ std::unique_ptr<Rig> make_rig(const Config& c, const std::string& direction, uin
     o.max_qps = i == 0 ? on_a : on_far;
     o.max_mrs = 4;
     o.start_engine = false;
-    rig->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
+    rig->nics.push_back(std::make_unique<softnic::SoftNic>(o));
     rig->pds.push_back(rig->nics.back()->create_pd());
     const size_t bytes = size_t{o.max_qps} * SLOTS * 8;
     rig->buffers.push_back(static_cast<uint8_t*>(rig->nics.back()->allocate(bytes, nic::Placement::gpu)));

@@ -31,14 +31,14 @@ std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t it
                                                      : softnic::EngineKind::gpu_kernel;
   const auto placement = nic::placement_from_string(config.placement);
   for (int d = 0; d < (two ? 2 : 1); ++d) {
-    softnic::GpuSoftNicOptions o;
+    softnic::SoftNicOptions o = softnic::gpu_engine_options();
     o.device = config.device + d;
     o.engine = engine;
     o.engine_ctas = config.engine_ctas;
     o.engine_warps_per_cta = config.engine_warps_per_cta;
     o.profile = softnic::timing_profile(config.nic_profile);
     o.start_engine = false;  // allocate everything first; start at the end
-    pair->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
+    pair->nics.push_back(std::make_unique<softnic::SoftNic>(o));
   }
   if (two && !softnic::enable_peer_access(config.device, config.device + 1)) {
     throw std::runtime_error("two-gpus layout: no peer access between the devices");
@@ -157,7 +157,7 @@ void wait_for_stream(cudaStream_t stream, const std::string& what, double second
   }
 }
 
-void wait_for_stream(cudaStream_t stream, const softnic::GpuSoftNic& nic, const char* what,
+void wait_for_stream(cudaStream_t stream, const softnic::SoftNic& nic, const char* what,
                      double seconds) {
   wait_for_stream(stream, what, seconds, [&] { return nic.describe_status(); });
 }

@@ -45,7 +45,7 @@ struct SampleBuffers {
 
 // Two PEs and their softnic(s), as the GPU tests build them.
 struct PePair {
-  std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;
+  std::vector<std::unique_ptr<softnic::SoftNic>> nics;
   struct Pe : GpuPe {
     int device = 0;
     cudaStream_t stream = nullptr;
@@ -66,7 +66,7 @@ double measure_globaltimer_step(int device);
 // proxy's rings and QPs).
 void wait_for_stream(cudaStream_t stream, const std::string& what, double seconds,
                      const std::function<std::string()>& describe);
-void wait_for_stream(cudaStream_t stream, const softnic::GpuSoftNic& nic, const char* what,
+void wait_for_stream(cudaStream_t stream, const softnic::SoftNic& nic, const char* what,
                      double seconds);
 void wait(cudaStream_t stream, const PePair& pair, const char* what, double seconds = 15);
 

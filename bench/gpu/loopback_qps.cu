@@ -8,7 +8,7 @@
 namespace dissect::bench::gpu {
 
 LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebbs_(o.sq_wqebbs) {
-  softnic::GpuSoftNicOptions n;
+  softnic::SoftNicOptions n = softnic::gpu_engine_options();
   n.device = o.device;
   n.engine_ctas = o.engine_ctas;
   n.engine_warps_per_cta = o.engine_warps_per_cta;
@@ -17,7 +17,7 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebb
   n.max_mrs = 2 * o.qps + 4;
   n.start_engine = false;
   n.local_memory_reserve = LOCAL_MEMORY_RESERVE;
-  nic_ = std::make_unique<softnic::GpuSoftNic>(n);
+  nic_ = std::make_unique<softnic::SoftNic>(n);
   nic::QpAttributes a;
   a.sq_wqebbs = o.sq_wqebbs;
   a.cq_entries = o.sq_wqebbs;

@@ -56,7 +56,7 @@ class LoopbackQps {
   const nic::QpHandle* handles() const { return handles_; }    // device array, one per QP
   const std::vector<LoopbackTarget>& host_targets() const { return host_targets_; }
   cudaStream_t stream() const { return stream_; }
-  softnic::GpuSoftNic& nic() { return *nic_; }
+  softnic::SoftNic& nic() { return *nic_; }
   // Device memory the experiment needs beside the queues, allocated before start().
   void* scratch(size_t bytes);
   // Gives every QP a telemetry slot sampling 1 WQE in `n` (nic/qp_counters.h: a counter block
@@ -81,7 +81,7 @@ class LoopbackQps {
   static constexpr size_t LOCAL_MEMORY_RESERVE = 8192;
   int device_ = 0;
   uint32_t sq_wqebbs_ = 0;
-  std::unique_ptr<softnic::GpuSoftNic> nic_;
+  std::unique_ptr<softnic::SoftNic> nic_;
   std::vector<GpuPe> pes_;
   std::vector<LoopbackTarget> host_targets_;
   LoopbackTarget* targets_ = nullptr;

@@ -107,7 +107,7 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
     throw std::invalid_argument("moe: a rank's arena of " + std::to_string(layout_.bytes) +
                                 " bytes does not fit the proxy descriptor's 32-bit local offset");
   }
-  softnic::GpuSoftNicOptions n;
+  softnic::SoftNicOptions n = softnic::gpu_engine_options();
   n.device = o.device;
   n.engine_ctas = o.engine_ctas;
   n.engine_warps_per_cta = o.engine_warps_per_cta;
@@ -115,7 +115,7 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
   n.max_qps = qps();
   n.max_mrs = o.shape.ranks + 4;
   n.start_engine = false;
-  nic_ = std::make_unique<softnic::GpuSoftNic>(n);
+  nic_ = std::make_unique<softnic::SoftNic>(n);
   cudaSetDevice(o.device);
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "moe: stream");
   for (cudaEvent_t& e : events_) check_cuda(cudaEventCreate(&e), "moe: events");

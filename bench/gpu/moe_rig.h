@@ -83,7 +83,7 @@ class GpuMoeRig {
   GpuMoeOptions options_;
   moe::ArenaLayout layout_;
   uint32_t ctas_per_rank_ = 0;
-  std::unique_ptr<softnic::GpuSoftNic> nic_;
+  std::unique_ptr<softnic::SoftNic> nic_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::vector<moe::RankInputs> inputs_;
   std::vector<moe::PeerWindow> peers_;

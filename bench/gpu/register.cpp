@@ -117,7 +117,7 @@ struct GpuCommand {
   bool takes_path = false;
   const char* fixed_path = nullptr;
   bool per_sample = true;  // times each operation (false: whole runs, gpu-telemetry-rate), see read_raw
-  // On the harness's PE pair and its GpuSoftNic(s): the engine, placement, layout and profile
+  // On the harness's PE pair and its SoftNic(s): the engine, placement, layout and profile
   // flags apply. gpu-proxy-latency has its own rig (a host-engine softnic) and takes none of them.
   bool on_pe_pair = true;
 };

@@ -1,5 +1,5 @@
 // Private: the softnic's doorbell forwarder, for QPs with nic::DoorbellPath::cpu_assisted. Shared by
-// the host softnic (softnic.cpp, queue_pair.cpp) and the GPU softnic (gpu_engine.cu); host code only.
+// the softnic's QPs (queue_pair.cpp) on every table memory; host code only.
 //
 // A cpu-assisted QP has two doorbell words in host memory (mapped to the GPU for the GPU softnic):
 // the mailbox, which the submitter stores its 8-byte doorbell value to (QpHandle::doorbell), and

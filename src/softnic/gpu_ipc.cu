@@ -1,4 +1,4 @@
-// Cross-process GpuSoftNic: the exported arena and the imported peers (softnic/ipc.h).
+// Cross-process SoftNic (GPU engine): the exported arena and the imported peers (softnic/ipc.h).
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -12,12 +12,13 @@
 #include "engine/execute.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "ipc_arena.h"
+#include "table_memory.h"
 
 namespace dissect::softnic {
 namespace {
 
-// Alias ids for imported NICs: apart from every in-process id (GpuSoftNic's start at 0x1000,
-// SoftNic's at 0), process-wide so an alias never names two imports.
+// Alias ids for imported NICs: apart from every in-process id (SoftNic's count from 0),
+// process-wide so an alias never names two imports.
 std::atomic<uint32_t> next_alias{0x80000001u};
 
 
@@ -29,14 +30,8 @@ std::string describe(const IpcExport& peer) {
 
 }  // namespace
 
-void GpuSoftNic::open_ipc_arena() {
+void SoftNic::open_ipc_arena() {
   const std::string owner = "softnic on device " + std::to_string(options_.device);
-  if (options_.engine != EngineKind::gpu_kernel) {
-    throw InvalidArgument(owner + ": ipc_arena_bytes = " +
-                          std::to_string(options_.ipc_arena_bytes) +
-                          " needs the GPU engine (the host-thread engine's tables are host "
-                          "memory, which CUDA IPC does not export)");
-  }
   DeviceGuard guard(options_.device);
   void* base = nullptr;
   check_cuda(cudaMalloc(&base, options_.ipc_arena_bytes), "IPC arena (cudaMalloc)");
@@ -52,10 +47,10 @@ void GpuSoftNic::open_ipc_arena() {
                                       owner);
 }
 
-IpcExport GpuSoftNic::ipc_export() const {
+IpcExport SoftNic::ipc_export() const {
   if (!arena_) {
     throw InvalidArgument("softnic " + std::to_string(nic_id_) +
-                          " has no IPC arena: create it with GpuSoftNicOptions::ipc_arena_bytes "
+                          " has no IPC arena: create it with SoftNicOptions::ipc_arena_bytes "
                           "> 0 to connect it to another process");
   }
   IpcExport out;
@@ -64,19 +59,12 @@ IpcExport GpuSoftNic::ipc_export() const {
   out.pid = static_cast<int32_t>(getpid());
   out.arena_base = reinterpret_cast<uintptr_t>(arena_->base());
   out.arena_bytes = arena_->bytes();
-  out.tables = reinterpret_cast<uintptr_t>(engine_tables_);
+  out.tables = reinterpret_cast<uintptr_t>(tables_);
   std::memcpy(out.handle, ipc_handle_, sizeof out.handle);
   return out;
 }
 
-const GpuSoftNic::Import* GpuSoftNic::find_import(uint32_t alias) const {
-  for (const Import& i : imports_) {
-    if (i.alias == alias) return &i;
-  }
-  return nullptr;
-}
-
-uint32_t GpuSoftNic::import_peer(const IpcExport& peer) {
+uint32_t SoftNic::import_peer(const IpcExport& peer) {
   const std::string me = "softnic " + std::to_string(nic_id_) + " (device " +
                          std::to_string(options_.device) + ")";
   if (peer.magic != IPC_EXPORT_MAGIC || peer.version != IPC_EXPORT_VERSION) {
@@ -124,25 +112,25 @@ uint32_t GpuSoftNic::import_peer(const IpcExport& peer) {
   // Unsigned wrap-around: the delta is negative when the mapping lies below the owner's base.
   import.window = RemoteWindow{peer.arena_base, peer.arena_bytes,
                                reinterpret_cast<uintptr_t>(mapped) - peer.arena_base};
-  auto stream = static_cast<cudaStream_t>(control_stream_);
-  cudaError_t copied = cudaMemcpyAsync(&import.tables, through(import.window,
-                                       reinterpret_cast<const NicTables*>(peer.tables)),
-                                       sizeof(NicTables), cudaMemcpyDefault, stream);
-  if (copied == cudaSuccess) copied = cudaStreamSynchronize(stream);
-  if (copied != cudaSuccess || import.tables.nic_id != peer.nic_id) {
-    cudaGetLastError();
+  std::string failure;
+  try {
+    memory_->read(&import.tables, through(import.window, reinterpret_cast<const NicTables*>(peer.tables)),
+                  sizeof(NicTables));
+    if (import.tables.nic_id != peer.nic_id) failure = "name softnic " + std::to_string(import.tables.nic_id);
+  } catch (const std::exception& e) {
+    failure = std::string("failed: ") + e.what();
+  }
+  if (!failure.empty()) {
     cudaIpcCloseMemHandle(mapped);
     if (was_running) start();
-    throw Error(me + ": the tables of " + describe(peer) + " read through the mapping " +
-                (copied != cudaSuccess ? std::string("failed: ") + cudaGetErrorString(copied)
-                                       : "name softnic " + std::to_string(import.tables.nic_id)));
+    throw Error(me + ": the tables of " + describe(peer) + " read through the mapping " + failure);
   }
   imports_.push_back(import);
   if (was_running) start();
   return import.alias;
 }
 
-void GpuSoftNic::close_imports() {
+void SoftNic::close_imports() {
   if (imports_.empty()) return;
   stop();
   imports_closed_ = true;  // QPs connected through the imports now point at unmapped memory

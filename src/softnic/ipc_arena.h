@@ -1,4 +1,4 @@
-// The first-fit allocator over a GpuSoftNic's exported arena (softnic/ipc.h). Host-side
+// The first-fit allocator over a SoftNic's exported arena (softnic/ipc.h). Host-side
 // bookkeeping only: the arena's memory is one cudaMalloc, so giving a block back never calls
 // cudaFree (which would wait for the running engine forever) and the IPC handle stays valid.
 #pragma once
@@ -44,7 +44,7 @@ class IpcArena {
     throw Error(owner_ + ": IPC arena of " +
                 std::to_string(bytes_) + " B has no free block of " + std::to_string(rounded) +
                 " B for " + what + " (" + std::to_string(free_bytes()) +
-                " B free in all): raise GpuSoftNicOptions::ipc_arena_bytes");
+                " B free in all): raise SoftNicOptions::ipc_arena_bytes");
   }
 
   void give_back(void* p) {

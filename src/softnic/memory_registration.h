@@ -1,6 +1,5 @@
-// Private: memory registration, shared by the host softnic's and the GPU softnic's protection
-// domains. One function checks the request and builds the memory-key entry; each PD then writes it
-// where its tables live (host memory in place, or an upload to engine memory).
+// Private: memory registration for the softnic's protection domains. One function checks the
+// request and builds the memory-key entry; the NIC then writes it through its table memory.
 #pragma once
 
 #include <cstddef>

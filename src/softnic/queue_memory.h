@@ -1,7 +1,6 @@
-// Private: one QP's queue memory, shared by the host softnic (queue_pair.cpp) and the GPU softnic
-// (gpu_engine.cu): the attribute checks, one layout, the initial CQE ownership, and what the engine
-// (QpContext) and the submitters (QpHandle, RecvQueueHandle) are given of it. Each softnic only
-// decides where the initial bytes are written: in place (host memory) or uploaded (GPU memory).
+// Private: one QP's queue memory (queue_pair.cpp): the attribute checks, one layout, the initial
+// CQE ownership, and what the engine (QpContext) and the submitters (QpHandle, RecvQueueHandle) are
+// given of it. The NIC's table memory writes the initial bytes: in place, or uploaded.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +19,8 @@ namespace dissect::softnic {
 
 // Where a QP's telemetry post stamps (one uint64_t per send WQEBB) live.
 enum class PostStamps {
-  in_queue_memory,  // at the end of the QP's allocation (host softnic)
-  elsewhere,        // in the QP's telemetry slot (GPU softnic: GPU memory, for GPU submitters)
+  in_queue_memory,  // at the end of the QP's allocation (host submitters: device = -1)
+  elsewhere,        // in the QP's telemetry slot (GPU memory, for GPU submitters)
 };
 
 // One allocation per QP holds every queue the submitter and the engine share, each at a 64 B

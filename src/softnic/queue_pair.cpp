@@ -4,11 +4,14 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
 #include "dissect/nic/observer.h"
+#include "dissect/softnic/gpu_engine.h"
 #include "memory_registration.h"
+#include "table_memory.h"
 
 namespace dissect::softnic {
 
@@ -37,25 +40,56 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
       attributes_(checked_queue_attributes(
           transport == QP_TRANSPORT_DCI ? checked_dci_attributes(attributes) : attributes)),
       transport_(transport) {
-  memory_ = allocate_queue_memory(nic_, attributes_, PostStamps::in_queue_memory);
-  doorbell_ = route_doorbell(nic_, attributes_, memory_);
-  mark_cqes_invalid(memory_, attributes_, memory_.base);  // host memory: marked in place
+  const nic::QpAttributes& a = attributes_;
+  if (nic_.engine() == EngineKind::host_thread && a.placement == nic::Placement::gpu) {
+    throw InvalidArgument("softnic host-thread engine: queue placement 'gpu' needs the GPU engine");
+  }
+  // GPU submitters' post stamps live in their telemetry slot (GPU memory).
+  memory_ = allocate_queue_memory(nic_, a, nic_.device() >= 0 ? PostStamps::elsewhere
+                                                              : PostStamps::in_queue_memory);
+  doorbell_ = route_doorbell(nic_, a, memory_);  // mapped host memory (allocate, Placement::host)
+  // The initial bytes, built here and written where the queues are (in place, or uploaded).
+  std::vector<uint8_t> image(memory_.bytes, 0);
+  mark_cqes_invalid(memory_, a, image.data());
+  nic_.memory_->write(memory_.base, image.data(), memory_.bytes);
   index_ = nic_.allocate_qp_slot();
   qpn_ = QPN_BASE + index_;
-  nic_.qps_[index_] = make_queue_context(memory_, attributes_, qpn_, pd);
-  nic_.qps_[index_].transport = transport_;
+  QpContext context = make_queue_context(memory_, a, qpn_, pd);
+  context.transport = transport_;
+  // Host-resident queues are rung by host threads or over PCIe, and their CQ is observed there.
+  if (a.placement == nic::Placement::host) {
+    context.engine_flags = ENGINE_QUEUES_IN_HOST_MEMORY | ENGINE_SYSTEM_COMPLETION;
+  }
+  // A cpu-assisted doorbell is stored by the forwarder, a host thread, into mapped host memory:
+  // only a system-scope acquire of it synchronises with that release store and so carries the
+  // submitter's WQE stores (doorbell_forwarder.h, steps 1-3). The <system, system> window is the
+  // one instantiation with a system-scope doorbell; its system-scope CQE release is stronger
+  // than a GPU-resident CQ needs, and a fourth instantiation would not fit the engine kernel's
+  // registers (gpu_engine.h).
+  if (doorbell_.memory != nullptr) context.engine_flags |= ENGINE_QUEUES_IN_HOST_MEMORY;
+  // A DCI has nothing to connect: ready to send at once (RESET -> INIT -> RTR -> RTS, no peer).
+  if (transport_ == QP_TRANSPORT_DCI) {
+    nic_.has_dci_.store(true, std::memory_order_release);
+    context.state = QP_STATE_RTS;
+  }
+  nic_.write_qp(index_, context);
   if (doorbell_.memory != nullptr) {
     nic_.doorbell_forwarder().add(qpn_, doorbell_.mailbox, doorbell_.engine_register);
   }
-  // Resolved once here; the data path only follows the pointer (null when telemetry is off).
+  open_telemetry();
+}
+
+// Resolved once here; the data path only follows the pointer (null when telemetry is off). GPU
+// submitters count in GPU memory (gpu_slot.h), host submitters in the observer's host slot.
+void SoftQueuePair::open_telemetry() {
   const uint32_t channel = attributes_.telemetry_channel >= 0 ? attributes_.telemetry_channel : 0;
+  if (nic_.device() >= 0) {
+    gpu_telemetry_.open(nic_, "softnic-gpu" + std::to_string(nic_.nic_id()), nic_.device(),
+                        attributes_.telemetry_channel, qpn_, attributes_.sq_wqebbs);
+    return;
+  }
   nic::Observer* observer = nic::observer();
   telemetry_ = observer != nullptr ? observer->track_qp(nic_.telemetry_device(), channel, qpn_) : nullptr;
-  if (transport_ == QP_TRANSPORT_DCI) {
-    // Nothing to connect: ready to send at once (RESET -> INIT -> RTR -> RTS with no peer).
-    nic_.has_dci_.store(true, std::memory_order_release);
-    store_release<Scope::system>(&nic_.qps_[index_].state, uint32_t{QP_STATE_RTS});
-  }
 }
 
 SoftQueuePair::~SoftQueuePair() {
@@ -65,13 +99,17 @@ SoftQueuePair::~SoftQueuePair() {
   // are freed, this NIC's own engine included.
   // The forwarder lets go of the doorbell words first (remove() returns once its thread cannot
   // touch them); the engine, which reads the register, is stopped around their free.
-  store_release<Scope::system>(&nic_.qps_[index_].state, uint32_t{QP_STATE_RESET});
-  if (doorbell_.memory != nullptr) forget_forwarded_doorbell();
-  SoftNic::disconnect_peers_of(nic_.tables(), index_);
-  const bool was_running = nic_.pause_engine();
-  nic_.release(memory_.base);
-  if (doorbell_.memory != nullptr) nic_.release(doorbell_.memory);
-  nic_.resume_engine(was_running);
+  try {
+    nic_.publish_qp_state(index_, QP_STATE_RESET);
+    if (doorbell_.memory != nullptr) forget_forwarded_doorbell();
+    SoftNic::disconnect_peers_of(nic_.engine_tables(), index_);
+    const bool was_running = nic_.pause_engine();
+    nic_.release(memory_.base);
+    if (doorbell_.memory != nullptr) nic_.release(doorbell_.memory);
+    nic_.resume_engine(was_running);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect: softnic %u: destroying QP 0x%x: %s\n", nic_.nic_id(), qpn_, e.what());
+  }
 }
 
 // A destructor must not throw; a forwarder that lost the QP is a bug worth a line, not a crash.
@@ -85,6 +123,10 @@ void SoftQueuePair::forget_forwarded_doorbell() {
 }
 
 nic::QpHandle SoftQueuePair::handle() const {
+  if (nic_.device() >= 0) {
+    return make_send_handle(memory_, attributes_, qpn_, gpu_telemetry_.counters(),
+                            gpu_telemetry_.post_stamps(), gpu_telemetry_.sample_mask());
+  }
   return make_send_handle(memory_, attributes_, qpn_, telemetry_, memory_.post_stamps,
                           telemetry_ != nullptr ? telemetry_->sample_mask : 0);
 }
@@ -105,16 +147,48 @@ void SoftQueuePair::connect(const nic::QpEndpoint& remote) {
     throw InvalidArgument("connect qpn " + hex(qpn_) + ": a DCI is not connected (each WQE names "
                           "its DCT in its address vector: gda::put_dc)");
   }
+  if (const SoftNic::Import* peer = nic_.find_import(remote.nic_id)) {
+    connect_to_process(*peer, remote.qpn);
+    return;
+  }
   SoftNic& remote_nic = SoftNic::find(remote.nic_id);
   const uint32_t remote_index = remote.qpn - QPN_BASE;
-  if (remote.qpn < QPN_BASE || remote_index >= remote_nic.tables().qp_count) {
-    throw InvalidArgument("connect qpn " + hex(qpn_) + ": softnic " +
-                          std::to_string(remote.nic_id) + " has no QP " + hex(remote.qpn));
+  const std::string me = "connect qpn " + hex(qpn_) + ": softnic " + std::to_string(remote.nic_id);
+  if (remote.qpn < QPN_BASE || remote_index >= remote_nic.qp_count_) {
+    throw InvalidArgument(me + " has no QP " + hex(remote.qpn));
   }
-  QpContext& qp = nic_.qps_[index_];
-  qp.remote_nic = &remote_nic.tables();
-  qp.remote_qp_index = remote_index;
-  store_release<Scope::system>(&qp.state, uint32_t{QP_STATE_RTS});
+  const bool gpu_engine = nic_.engine() == EngineKind::gpu_kernel;
+  if (!gpu_engine && !remote_nic.memory_->host_reachable()) {
+    throw InvalidArgument(me + " keeps its tables in " + remote_nic.table_memory() +
+                          ", which this NIC's host-thread engine cannot reach");
+  }
+  if (gpu_engine && !remote_nic.memory_->gpu_reachable()) {
+    throw InvalidArgument(me + " keeps its tables in " + remote_nic.table_memory() +
+                          ", which this NIC's GPU engine cannot reach (give it SoftNicOptions::device)");
+  }
+  const bool other_device = remote_nic.device() != nic_.device();
+  if (gpu_engine && other_device && remote_nic.engine() == EngineKind::gpu_kernel &&
+      !enable_peer_access(nic_.device(), remote_nic.device())) {
+    throw Error(me + ": devices " + std::to_string(nic_.device()) + " and " +
+                std::to_string(remote_nic.device()) + " have no peer access");
+  }
+  // A responder on another GPU observes its payloads there: the CQE's release must cover it.
+  const uint32_t flags = nic_.shadow_qps_[index_].engine_flags | (other_device ? ENGINE_SYSTEM_COMPLETION : 0);
+  nic_.connect_qp(index_, remote_nic.engine_tables(), RemoteWindow{}, remote_index, flags);
+}
+
+// The peer's tables and QPs are reached through its imported arena (softnic/ipc.h).
+void SoftQueuePair::connect_to_process(const SoftNic::Import& peer, uint32_t remote_qpn) {
+  if (remote_qpn < QPN_BASE || remote_qpn - QPN_BASE >= peer.tables.qp_count) {
+    throw InvalidArgument("connect qpn " + hex(qpn_) + ": softnic " + std::to_string(peer.peer.nic_id) +
+                          " of process " + std::to_string(peer.peer.pid) + " had no QP " + hex(remote_qpn) +
+                          " when imported (" + std::to_string(peer.tables.qp_count) +
+                          " QPs): import after the peer created its QPs");
+  }
+  // The responder is another process's GPU.
+  const uint32_t flags = nic_.shadow_qps_[index_].engine_flags | ENGINE_SYSTEM_COMPLETION;
+  nic_.connect_qp(index_, reinterpret_cast<NicTables*>(peer.peer.tables), peer.window,
+                  remote_qpn - QPN_BASE, flags);
 }
 
 nic::MemoryRegion SoftProtectionDomain::register_memory(void* address, size_t length,
@@ -122,21 +196,19 @@ nic::MemoryRegion SoftProtectionDomain::register_memory(void* address, size_t le
   const MrEntry entry = make_mr_entry(address, length, access, pd_, [this] {
     return MrSlot{nic_.allocate_mr_slot(), ++nic_.mr_tag_};
   });
-  // Every field but `valid` (the last), then `valid` with a release store: the engine acquires it
-  // before it reads the rest.
-  static_assert(offsetof(MrEntry, valid) + sizeof(uint32_t) == sizeof(MrEntry));
-  MrEntry& slot = nic_.mrs_[mr_index(entry.key)];
-  std::memcpy(&slot, &entry, offsetof(MrEntry, valid));
-  store_release<Scope::system>(&slot.valid, entry.valid);
+  MrEntry published = entry;
+  if (nic_.memory_->in_host_memory(address)) published.access |= MR_IN_HOST_MEMORY;
+  nic_.write_mr(mr_index(entry.key), published);
   return memory_region(entry);
 }
 
 void SoftProtectionDomain::deregister_memory(const nic::MemoryRegion& region) {
   const uint32_t index = mr_index(region.lkey);
-  if (index >= nic_.mrs_.size() || nic_.mrs_[index].key != region.lkey) {
+  const MrEntry* entry = nic_.shadow_mr(index);
+  if (entry == nullptr || entry->key != region.lkey) {
     throw InvalidArgument("deregister_memory: unknown lkey " + hex(region.lkey));
   }
-  store_release<Scope::system>(&nic_.mrs_[index].valid, 0u);
+  nic_.invalidate_mr(index);
 }
 
 std::unique_ptr<nic::QueuePair> SoftProtectionDomain::create_qp(
@@ -146,6 +218,7 @@ std::unique_ptr<nic::QueuePair> SoftProtectionDomain::create_qp(
 
 SoftDcTarget::SoftDcTarget(SoftNic& nic, uint32_t pd, const nic::DctAttributes& attributes)
     : nic_(nic), dc_key_(attributes.dc_key) {
+  // (SoftProtectionDomain::check_dc refused a NIC the fabric does not reach.)
   if (lid_of_nic(nic_.nic_id()) >= MAX_FABRIC_LIDS || nic_.nic_id() + 1 >= MAX_FABRIC_LIDS) {
     throw Error("create_dct: softnic " + std::to_string(nic_.nic_id()) +
                 " has no LID on the fabric (unicast LIDs end at " + hex(MAX_FABRIC_LIDS - 1) + ")");
@@ -158,7 +231,7 @@ SoftDcTarget::~SoftDcTarget() {
   // Invalid first: a DC WQE that starts after this finds no DCT (REMOTE_INVAL_REQ_ERR). One that
   // already passed the lookup may still be writing: every DCI's engine is stopped around the
   // store, so on return none is, and the PD's memory may go.
-  store_release<Scope::system>(&nic_.dcts_[index_].valid, 0u);
+  nic_.invalidate_dct(index_);
   SoftNic::quiesce_dc_initiators();
 }
 
@@ -171,13 +244,25 @@ nic::DctEndpoint SoftDcTarget::endpoint() const {
   return e;
 }
 
+// DC routes through the host engines' fabric (NicTables::fabric), which does not reach tables in
+// GPU memory: the GPU engine does not serve DC.
+void SoftProtectionDomain::check_dc(const char* what) const {
+  if (nic_.engine() == EngineKind::gpu_kernel) {
+    throw InvalidArgument(std::string(what) + ": softnic " + std::to_string(nic_.nic_id()) +
+                          " runs the GPU engine, which does not serve DC (its tables are in GPU "
+                          "memory, outside the host engines' fabric); use the host-thread engine");
+  }
+}
+
 std::unique_ptr<nic::DcTarget> SoftProtectionDomain::create_dct(
     const nic::DctAttributes& attributes) {
+  check_dc("create_dct");
   return std::make_unique<SoftDcTarget>(nic_, pd_, attributes);
 }
 
 std::unique_ptr<nic::QueuePair> SoftProtectionDomain::create_dci(
     const nic::QpAttributes& attributes) {
+  check_dc("create_dci");
   return std::make_unique<SoftQueuePair>(nic_, pd_, attributes, QP_TRANSPORT_DCI);
 }
 

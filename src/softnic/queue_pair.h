@@ -1,4 +1,5 @@
-// Private: the softnic's protection domain and queue pair objects.
+// Private: the softnic's protection domain, queue pair and DC target objects, one implementation
+// for every table memory and engine (softnic.h): each writes its contexts through the NIC.
 #pragma once
 
 #include <memory>
@@ -6,6 +7,7 @@
 #include "dissect/softnic/softnic.h"
 #include "dissect/nic/qp_counters.h"
 #include "doorbell_forwarder.h"
+#include "gpu_slot.h"
 #include "queue_memory.h"
 
 namespace dissect::softnic {
@@ -26,6 +28,8 @@ class SoftQueuePair : public nic::QueuePair {
 
  private:
   void forget_forwarded_doorbell();
+  void open_telemetry();
+  void connect_to_process(const SoftNic::Import& peer, uint32_t remote_qpn);
   SoftNic& nic_;
   nic::QpAttributes attributes_;
   uint32_t index_;
@@ -33,7 +37,8 @@ class SoftQueuePair : public nic::QueuePair {
   QpTransport transport_;
   QueueMemory memory_;
   AssistedDoorbell doorbell_;  // empty unless DoorbellPath::cpu_assisted
-  telemetry::QpCounters* telemetry_ = nullptr;
+  telemetry::QpCounters* telemetry_ = nullptr;  // host submitters' slot (device < 0)
+  GpuQpSlot gpu_telemetry_;  // GPU submitters' slot; gathered and freed after the destructor's body
 };
 
 // A DC target: one slot of the NIC's DCT table, valid from construction to destruction.
@@ -61,6 +66,7 @@ class SoftProtectionDomain : public nic::ProtectionDomain {
   std::unique_ptr<nic::QueuePair> create_dci(const nic::QpAttributes& attributes) override;
 
  private:
+  void check_dc(const char* what) const;
   SoftNic& nic_;
   uint32_t pd_;
 };

@@ -1,18 +1,22 @@
+// SoftNic (softnic.h): one registry and id space, the tables laid out in the table memory, the
+// control path over them, and the engine strategy started and stopped around it.
 #include "dissect/softnic/softnic.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <cstddef>
+#include <cstdio>
 #include <map>
 #include <string>
 
+#include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
 #include "dissect/nic/observer.h"
-#include "engine/execute.h"
+#include "dissect/softnic/gpu_engine.h"
 #include "doorbell_forwarder.h"
-#include "engine/host_engine.h"
+#include "engine_runner.h"
+#include "ipc_arena.h"
 #include "model_counter_source.h"
-#include "placement_memory.h"
 #include "queue_pair.h"
+#include "table_memory.h"
 
 namespace dissect::softnic {
 namespace {
@@ -24,9 +28,43 @@ std::map<uint32_t, SoftNic*>& registry() {
 }
 uint32_t next_nic_id = 0;
 
-// The fabric DCIs route over: every NIC of the process by LID (lid_of_nic), null where none.
-// Entries are stored under registry_lock with release stores; engines acquire them.
+// The fabric DCIs route over: every NIC of the process whose tables host threads reach, by LID
+// (lid_of_nic), null where none. Entries are stored under registry_lock with release stores;
+// engines acquire them.
 NicTables* fabric_table[MAX_FABRIC_LIDS] = {};
+
+size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
+
+std::string name_of(uint32_t nic_id) { return "softnic " + std::to_string(nic_id); }
+
+void check_options(const SoftNicOptions& o) {
+  if (o.engine == EngineKind::gpu_kernel && o.device < 0) {
+    throw InvalidArgument("softnic: the GPU engine needs a CUDA device (SoftNicOptions::device = " +
+                          std::to_string(o.device) + ")");
+  }
+  if (o.ipc_arena_bytes != 0 && o.engine != EngineKind::gpu_kernel) {
+    throw InvalidArgument("softnic: ipc_arena_bytes = " + std::to_string(o.ipc_arena_bytes) +
+                          " needs the GPU engine (the host-thread engine's tables are host memory, "
+                          "which CUDA IPC does not export)");
+  }
+  if (o.engine == EngineKind::gpu_kernel &&
+      (o.engine_warps_per_cta == 0 || o.engine_warps_per_cta > MAX_ENGINE_WARPS_PER_CTA ||
+       o.engine_ctas == 0 || o.engine_ctas > 1024)) {
+    throw InvalidArgument("softnic: GPU engine of " + std::to_string(o.engine_ctas) + " CTAs x " +
+                          std::to_string(o.engine_warps_per_cta) + " warps (1..1024 CTAs, 1.." +
+                          std::to_string(MAX_ENGINE_WARPS_PER_CTA) + " warps per CTA)");
+  }
+  if (o.max_qps == 0 || o.max_mrs == 0) {
+    throw InvalidArgument("softnic: max_qps = " + std::to_string(o.max_qps) + ", max_mrs = " +
+                          std::to_string(o.max_mrs) + " (each at least 1)");
+  }
+  if (o.device < 0) return;
+  const int devices = gpu_runtime_init();
+  if (o.device >= devices) {
+    throw InvalidArgument("softnic: CUDA device " + std::to_string(o.device) + " of " +
+                          std::to_string(devices) + " (SoftNicOptions::device; -1 for none)");
+  }
+}
 
 }  // namespace
 
@@ -35,44 +73,82 @@ const char* to_string(EngineKind kind) {
 }
 
 SoftNic::SoftNic(const SoftNicOptions& options) : options_(options) {
-  if (options_.engine != EngineKind::host_thread) {
-    throw InvalidArgument(std::string("softnic engine '") + to_string(options_.engine) +
-                          "' is not available through SoftNic; use the GPU engine API");
-  }
-  mrs_.resize(options_.max_mrs);
-  qps_.resize(options_.max_qps);
-  dcts_.resize(options_.max_dcts);
-  tables_.dcts = dcts_.data();
-  tables_.dct_capacity = options_.max_dcts;
-  tables_.dct_count = 0;
-  tables_.fabric = fabric_table;
-  tables_.fabric_lids = MAX_FABRIC_LIDS;
+  check_options(options_);
+  if (options_.ipc_arena_bytes != 0) open_ipc_arena();
+  memory_ = options_.device >= 0 ? cuda_table_memory(options_, arena_.get()) : host_table_memory();
   {
     std::lock_guard<std::mutex> guard(registry_lock);
-    tables_.nic_id = next_nic_id++;
-    registry()[tables_.nic_id] = this;
-    const uint32_t lid = lid_of_nic(tables_.nic_id);
-    if (tables_.nic_id + 1 < MAX_FABRIC_LIDS) store_release<Scope::system>(&fabric_table[lid], &tables_);
+    nic_id_ = next_nic_id++;
+    registry()[nic_id_] = this;
   }
-  tables_.mr_capacity = options_.max_mrs;
-  tables_.qp_capacity = options_.max_qps;
-  tables_.qp_count = 0;
-  tables_.mrs = mrs_.data();
-  tables_.qps = qps_.data();
-  tables_.profile = options_.profile;
-  if (connection_model(options_.profile)) {
-    qp_cache_.assign(options_.profile.qp_cache_entries, 0);
-    tables_.qp_cache = qp_cache_.data();
+  try {
+    lay_out_tables();
+    runner_ = options_.engine == EngineKind::gpu_kernel ? gpu_runner(options_, nic_id_, *memory_)
+                                                        : host_runner(options_.engine_threads);
+  } catch (...) {
+    std::lock_guard<std::mutex> guard(registry_lock);
+    registry().erase(nic_id_);
+    throw;
   }
-  auto source = std::make_unique<ModelCounterSource>(*this);
-  ModelCounterSource* kept = source.get();
-  if (nic::Observer* observer = nic::observer()) {
-    telemetry_device_ = observer->open_device(
-        nic::DeviceDescription{"softnic" + std::to_string(tables_.nic_id), "", "softnic", 1},
-        std::move(source));
+  register_in_fabric();
+  // Host submitters' NICs count in telemetry as a port; GPU submitters' QPs count in their own
+  // GPU-memory blocks (gpu_slot.h).
+  if (options_.device < 0) {
+    auto source = std::make_unique<ModelCounterSource>(*this);
+    ModelCounterSource* kept = source.get();
+    if (nic::Observer* observer = nic::observer()) {
+      telemetry_device_ = observer->open_device(
+          nic::DeviceDescription{"softnic" + std::to_string(nic_id_), "", "softnic", 1}, std::move(source));
+    }
+    model_counters_ = telemetry_device_ >= 0 ? kept : nullptr;  // the observer owns it when it took it
   }
-  model_counters_ = telemetry_device_ >= 0 ? kept : nullptr;  // the observer owns it when it took it
   if (options_.start_engine) start();
+}
+
+// NicTables, then the MR, QP and DCT tables and the connection-state model's tags (zero: empty),
+// each at a 64 B boundary of one block.
+void SoftNic::lay_out_tables() {
+  const uint32_t cache_entries = connection_model(options_.profile) ? options_.profile.qp_cache_entries : 0;
+  const size_t mr_at = align64(sizeof(NicTables));
+  const size_t qp_at = mr_at + align64(sizeof(MrEntry) * options_.max_mrs);
+  const size_t dct_at = qp_at + align64(sizeof(QpContext) * options_.max_qps);
+  const size_t cache_at = dct_at + align64(sizeof(DctContext) * options_.max_dcts);
+  const size_t bytes = cache_at + align64(sizeof(uint32_t) * cache_entries);
+  auto* p = static_cast<uint8_t*>(memory_->allocate_tables(bytes));
+  tables_ = reinterpret_cast<NicTables*>(p);
+  mrs_ = reinterpret_cast<MrEntry*>(p + mr_at);
+  qps_ = reinterpret_cast<QpContext*>(p + qp_at);
+  dcts_ = reinterpret_cast<DctContext*>(p + dct_at);
+  shadow_mrs_.resize(options_.max_mrs);
+  NicTables header{};
+  header.nic_id = nic_id_;
+  header.mr_capacity = options_.max_mrs;
+  header.qp_capacity = options_.max_qps;
+  header.mrs = mrs_;
+  header.qps = qps_;
+  header.profile = options_.profile;
+  header.dcts = dcts_;
+  header.dct_capacity = options_.max_dcts;
+  // DC routes through the host engines' fabric only (NicTables::fabric): the GPU engine's DCIs
+  // complete with TRANSPORT_RETRY_EXC_ERR, and create_dct / create_dci refuse it (queue_pair.cpp).
+  if (memory_->host_reachable()) {
+    header.fabric = fabric_table;
+    header.fabric_lids = MAX_FABRIC_LIDS;
+  }
+  if (cache_entries != 0) header.qp_cache = reinterpret_cast<uint32_t*>(p + cache_at);
+  memory_->write(tables_, &header, sizeof header);
+}
+
+void SoftNic::register_in_fabric() {
+  if (!memory_->host_reachable() || nic_id_ + 1 >= MAX_FABRIC_LIDS) return;
+  std::lock_guard<std::mutex> guard(registry_lock);
+  store_release<Scope::system>(&fabric_table[lid_of_nic(nic_id_)], tables_);
+}
+
+void SoftNic::leave_fabric_locked() {
+  if (!memory_->host_reachable() || nic_id_ + 1 >= MAX_FABRIC_LIDS) return;
+  store_release<Scope::system>(&fabric_table[lid_of_nic(nic_id_)], static_cast<NicTables*>(nullptr));
+  quiesce_dc_initiators_locked();
 }
 
 SoftNic::~SoftNic() {
@@ -81,19 +157,26 @@ SoftNic::~SoftNic() {
     // this engine after the stop below. Peers on other NICs lose their connection before the
     // tables they point into are freed.
     std::lock_guard<std::mutex> guard(registry_lock);
-    registry().erase(tables_.nic_id);
+    registry().erase(nic_id_);
     disconnect_peers_locked(tables_, ALL_QPS);
-    if (tables_.nic_id + 1 < MAX_FABRIC_LIDS) {
-      store_release<Scope::system>(&fabric_table[lid_of_nic(tables_.nic_id)],
-                                   static_cast<NicTables*>(nullptr));
-      quiesce_dc_initiators_locked();
-    }
+    leave_fabric_locked();
   }
-  stop();
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect: %s: %s\n", name_of(nic_id_).c_str(), e.what());
+  }
   // Joined before any memory goes: the thread stores to engine registers in this NIC's allocations.
   if (forwarder_) forwarder_->stop();
   if (model_counters_ != nullptr) model_counters_->detach(port_counters());
-  for (void* p : allocations_) free_placement(p);
+  try {
+    close_imports();  // before our arena goes: a peer may be mapped into ours, never the reverse
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dissect: %s: %s\n", name_of(nic_id_).c_str(), e.what());
+  }
+  for (auto& [p, placement] : allocations_) memory_->free(p, placement);
+  runner_.reset();
+  memory_.reset();  // the tables, and the IPC arena with them
 }
 
 SoftNic& SoftNic::find(uint32_t nic_id) {
@@ -105,76 +188,144 @@ SoftNic& SoftNic::find(uint32_t nic_id) {
   return *it->second;
 }
 
+const char* SoftNic::table_memory() const { return memory_->name(); }
+
 std::unique_ptr<nic::ProtectionDomain> SoftNic::create_pd() {
   std::lock_guard<std::mutex> guard(lock_);
   return std::make_unique<SoftProtectionDomain>(*this, next_pd_++);
 }
 
 void* SoftNic::allocate(size_t bytes, nic::Placement placement) {
-  void* p = allocate_placement(bytes, placement);
+  void* p = memory_->allocate(bytes, placement);
   std::lock_guard<std::mutex> guard(lock_);
-  allocations_.push_back(p);
+  allocations_.emplace_back(p, placement);
   return p;
 }
 
 void SoftNic::release(void* address) {
-  std::lock_guard<std::mutex> guard(lock_);
-  for (auto it = allocations_.begin(); it != allocations_.end(); ++it) {
-    if (*it == address) {
-      free_placement(address);
-      allocations_.erase(it);
-      return;
+  nic::Placement placement;
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    auto it = allocations_.begin();
+    while (it != allocations_.end() && it->first != address) ++it;
+    if (it == allocations_.end()) {
+      throw InvalidArgument("softnic release: " + hex(reinterpret_cast<uintptr_t>(address)) +
+                            " was not allocated by " + name_of(nic_id_));
     }
+    placement = it->second;
+    allocations_.erase(it);
   }
-  throw InvalidArgument("softnic release: " + hex(reinterpret_cast<uintptr_t>(address)) +
-                        " was not allocated by softnic " + std::to_string(tables_.nic_id));
+  const bool was_running = memory_->free_needs_engine_stopped() && pause_engine();
+  memory_->free(address, placement);
+  resume_engine(was_running);
 }
 
 uint32_t SoftNic::allocate_mr_slot() {
   std::lock_guard<std::mutex> guard(lock_);
-  for (uint32_t i = 0; i < mrs_.size(); ++i) {
-    if (load_acquire<Scope::system>(&mrs_[i].valid) == 0 && mrs_[i].key == 0) return i;
+  for (uint32_t i = 0; i < shadow_mrs_.size(); ++i) {
+    if (shadow_mrs_[i].valid == 0 && shadow_mrs_[i].key == 0) return i;
   }
-  for (uint32_t i = 0; i < mrs_.size(); ++i) {
-    if (load_acquire<Scope::system>(&mrs_[i].valid) == 0) return i;
+  for (uint32_t i = 0; i < shadow_mrs_.size(); ++i) {
+    if (shadow_mrs_[i].valid == 0) return i;
   }
-  throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
-              std::to_string(mrs_.size()) + " memory-key slots are in use");
+  throw Error(name_of(nic_id_) + ": all " + std::to_string(shadow_mrs_.size()) +
+              " memory-key slots are in use");
+}
+
+// Every field but `valid` (the last), then `valid`, published: the engine acquires it before it
+// reads the rest.
+void SoftNic::write_mr(uint32_t index, const MrEntry& entry) {
+  static_assert(offsetof(MrEntry, valid) + sizeof(uint32_t) == sizeof(MrEntry));
+  memory_->write(&mrs_[index], &entry, offsetof(MrEntry, valid));
+  memory_->publish(&mrs_[index].valid, entry.valid);
+  shadow_mrs_[index] = entry;
+}
+
+void SoftNic::invalidate_mr(uint32_t index) {
+  memory_->publish(&mrs_[index].valid, 0u);
+  shadow_mrs_[index].valid = 0;
+}
+
+const MrEntry* SoftNic::shadow_mr(uint32_t index) const {
+  return index < shadow_mrs_.size() ? &shadow_mrs_[index] : nullptr;
 }
 
 uint32_t SoftNic::allocate_qp_slot() {
   std::lock_guard<std::mutex> guard(lock_);
-  const uint32_t index = tables_.qp_count;
-  if (index >= tables_.qp_capacity) {
-    throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
-                std::to_string(tables_.qp_capacity) + " QP slots are in use");
+  if (qp_count_ >= options_.max_qps) {
+    throw Error(name_of(nic_id_) + ": all " + std::to_string(options_.max_qps) + " QP slots are in use");
   }
-  store_release<Scope::system>(&tables_.qp_count, index + 1);
-  return index;
+  shadow_qps_.emplace_back();
+  return qp_count_++;
+}
+
+// The context in RESET, then the table's QP count (slots are handed out in order, so the engine
+// never walks onto a slot before its context), then its state.
+void SoftNic::write_qp(uint32_t index, const QpContext& context) {
+  QpContext unpublished = context;
+  unpublished.state = QP_STATE_RESET;
+  memory_->write(&qps_[index], &unpublished, sizeof unpublished);
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    shadow_qps_[index] = unpublished;
+    uint32_t published = 0;
+    memory_->read(&published, &tables_->qp_count, sizeof published);
+    if (published < index + 1) memory_->publish(&tables_->qp_count, index + 1);
+  }
+  if (context.state != QP_STATE_RESET) publish_qp_state(index, context.state);
+}
+
+void SoftNic::publish_qp_state(uint32_t index, uint32_t state) {
+  memory_->publish(&qps_[index].state, state);
+  std::lock_guard<std::mutex> guard(lock_);
+  shadow_qps_[index].state = state;
+}
+
+// Field by field: the engine may be reading the context of a QP in RESET (it skips it on seeing
+// the state), and every other field of it is the engine's.
+void SoftNic::connect_qp(uint32_t index, NicTables* remote, const RemoteWindow& window,
+                         uint32_t remote_index, uint32_t engine_flags) {
+  QpContext& slot = qps_[index];
+  memory_->write(&slot.remote_nic, &remote, sizeof remote);
+  memory_->write(&slot.remote_window, &window, sizeof window);
+  memory_->write(&slot.remote_qp_index, &remote_index, sizeof remote_index);
+  memory_->write(&slot.engine_flags, &engine_flags, sizeof engine_flags);
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    QpContext& shadow = shadow_qps_[index];
+    shadow.remote_nic = remote;
+    shadow.remote_window = window;
+    shadow.remote_qp_index = remote_index;
+    shadow.engine_flags = engine_flags;
+  }
+  publish_qp_state(index, QP_STATE_RTS);
 }
 
 uint32_t SoftNic::add_dct(uint32_t pd, uint64_t dc_key) {
   std::lock_guard<std::mutex> guard(lock_);
-  const uint32_t index = tables_.dct_count;
-  if (index >= tables_.dct_capacity) {
-    throw Error("softnic " + std::to_string(tables_.nic_id) + ": all " +
-                std::to_string(tables_.dct_capacity) + " DCT slots are in use");
+  const uint32_t index = dct_count_;
+  if (index >= options_.max_dcts) {
+    throw Error(name_of(nic_id_) + ": all " + std::to_string(options_.max_dcts) + " DCT slots are in use");
   }
-  // The context, then `valid`, then the count, each published with a release store: an engine
-  // that acquires the count and then `valid` sees the whole context.
-  DctContext& slot = dcts_[index];
-  slot = DctContext{DCTN_BASE + index, 0, pd, 0, dc_key, 0, 0};
-  store_release<Scope::system>(&slot.valid, 1u);
-  store_release<Scope::system>(&tables_.dct_count, index + 1);
+  // The context, then `valid`, then the count, each published: an engine that acquires the count
+  // and then `valid` sees the whole context.
+  const DctContext slot{DCTN_BASE + index, 0, pd, 0, dc_key, 0, 0};
+  memory_->write(&dcts_[index], &slot, sizeof slot);
+  memory_->publish(&dcts_[index].valid, 1u);
+  memory_->publish(&tables_->dct_count, ++dct_count_);
   return index;
 }
 
+void SoftNic::invalidate_dct(uint32_t index) { memory_->publish(&dcts_[index].valid, 0u); }
+
 DctContext SoftNic::dct_context(uint32_t dctn) const {
   const uint32_t index = dctn - DCTN_BASE;
-  if (dctn < DCTN_BASE || index >= load_acquire<Scope::system>(&tables_.dct_count)) {
-    throw InvalidArgument("softnic " + std::to_string(tables_.nic_id) + " has no DCT " + hex(dctn));
+  if (dctn < DCTN_BASE || index >= dct_count_) {
+    throw InvalidArgument(name_of(nic_id_) + " has no DCT " + hex(dctn));
   }
-  return dcts_[index];
+  DctContext out;
+  memory_->read(&out, &dcts_[index], sizeof out);
+  return out;
 }
 
 void SoftNic::quiesce_dc_initiators() {
@@ -193,45 +344,54 @@ void SoftNic::quiesce_dc_initiators_locked() {
 
 DoorbellForwarder& SoftNic::doorbell_forwarder() {
   std::lock_guard<std::mutex> guard(lock_);
-  if (!forwarder_) {
-    forwarder_ = std::make_unique<DoorbellForwarder>("softnic " + std::to_string(tables_.nic_id));
-  }
+  if (!forwarder_) forwarder_ = std::make_unique<DoorbellForwarder>(name_of(nic_id_));
   return *forwarder_;
 }
 
 ForwarderCounters SoftNic::forwarder_counters(uint32_t qpn) const {
   if (!forwarder_) {
-    throw InvalidArgument("softnic " + std::to_string(tables_.nic_id) + ": QP " + hex(qpn) +
+    throw InvalidArgument(name_of(nic_id_) + ": QP " + hex(qpn) +
                           " is not cpu-assisted: this NIC has no doorbell forwarder");
   }
   return forwarder_->counters(qpn);
 }
 
-QpContext& SoftNic::context(uint32_t qpn) {
+NicTables SoftNic::table_header() const {
+  NicTables out;
+  memory_->read(&out, tables_, sizeof out);
+  return out;
+}
+
+QpContext SoftNic::qp_context(uint32_t qpn) const {
   const uint32_t index = qpn - QPN_BASE;
-  if (qpn < QPN_BASE || index >= load_acquire<Scope::system>(&tables_.qp_count)) {
-    throw InvalidArgument("softnic " + std::to_string(tables_.nic_id) + " has no QP " + hex(qpn));
+  if (qpn < QPN_BASE || index >= qp_count_) {
+    throw InvalidArgument(name_of(nic_id_) + " has no QP " + hex(qpn));
   }
-  return qps_[index];
+  QpContext out;
+  memory_->read(&out, &qps_[index], sizeof out);
+  return out;
 }
 
 ModelCounters SoftNic::counters(uint32_t qpn) const {
-  return const_cast<SoftNic*>(this)->context(qpn).counters;
+  const uint32_t index = qpn - QPN_BASE;
+  if (qpn < QPN_BASE || index >= qp_count_) {
+    throw InvalidArgument(name_of(nic_id_) + " has no QP " + hex(qpn));
+  }
+  ModelCounters out;
+  memory_->read(&out, &qps_[index].counters, sizeof out);
+  return out;
 }
 
 ContextCacheCounters SoftNic::context_cache_counters() const {
-  const ContextCacheCounters& c = tables_.context_cache;
-  return ContextCacheCounters{__atomic_load_n(&c.send_lookups, __ATOMIC_RELAXED),
-                              __atomic_load_n(&c.send_misses, __ATOMIC_RELAXED),
-                              __atomic_load_n(&c.receive_lookups, __ATOMIC_RELAXED),
-                              __atomic_load_n(&c.receive_misses, __ATOMIC_RELAXED)};
+  ContextCacheCounters out;
+  memory_->read(&out, &tables_->context_cache, sizeof out);
+  return out;
 }
 
 ModelCounters SoftNic::port_counters() const {
   ModelCounters total{};
-  const uint32_t count = __atomic_load_n(&tables_.qp_count, __ATOMIC_ACQUIRE);
-  for (uint32_t i = 0; i < count; ++i) {
-    const ModelCounters& c = qps_[i].counters;
+  for (uint32_t i = 0; i < qp_count_; ++i) {
+    const ModelCounters c = counters(QPN_BASE + i);
     total.doorbells += c.doorbells;
     total.wqes_executed += c.wqes_executed;
     total.tx_bytes += c.tx_bytes;
@@ -245,25 +405,43 @@ ModelCounters SoftNic::port_counters() const {
   return total;
 }
 
-void SoftNic::start() {
-  std::lock_guard<std::mutex> guard(engine_lock_);
-  if (running_.exchange(true, std::memory_order_acq_rel)) return;
-  if (!engine_) engine_ = std::make_unique<HostEngine>();
-  try {
-    engine_->start(&tables_, options_.engine_threads, nullptr, 0);
-  } catch (...) {
-    running_.store(false, std::memory_order_release);
-    throw;
-  }
+EngineStatus SoftNic::status() const { return runner_->status(); }
+bool SoftNic::faulted() const { return runner_->faulted(); }
+std::string SoftNic::describe_status() const {
+  return describe_engine_status(status(), nic_id_, options_);
 }
 
-void SoftNic::stop() { pause_engine(); }
+void SoftNic::start() {
+  std::lock_guard<std::mutex> guard(engine_lock_);
+  if (running()) return;
+  if (imports_closed_) {
+    throw Error(name_of(nic_id_) + ": close_imports() unmapped its peers' arenas; the engine cannot restart");
+  }
+  runner_->start(tables_, ++generation_);
+  running_.store(true, std::memory_order_release);
+}
+
+void SoftNic::stop(uint64_t timeout_ns) {
+  std::lock_guard<std::mutex> guard(engine_lock_);
+  if (!running()) return;
+  try {
+    runner_->stop(timeout_ns);
+  } catch (...) {
+    running_.store(runner_->active(), std::memory_order_release);
+    throw;
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+void SoftNic::drain(uint64_t timeout_ns) {
+  std::lock_guard<std::mutex> guard(engine_lock_);
+  if (running()) throw Error(name_of(nic_id_) + ": drain() needs the engine stopped: " + describe_status());
+  runner_->drain(tables_, ++generation_, timeout_ns);
+}
 
 bool SoftNic::pause_engine() {
-  std::lock_guard<std::mutex> guard(engine_lock_);
-  if (!running_.load(std::memory_order_acquire)) return false;
-  engine_->stop();
-  running_.store(false, std::memory_order_release);
+  if (!running()) return false;
+  stop();
   return true;
 }
 
@@ -271,30 +449,40 @@ void SoftNic::resume_engine(bool was_running) {
   if (was_running) start();
 }
 
-void SoftNic::disconnect_peers_of(const NicTables& target, uint32_t qp_index) {
+void SoftNic::disconnect_peers_of(const NicTables* target, uint32_t qp_index) {
   std::lock_guard<std::mutex> guard(registry_lock);
   disconnect_peers_locked(target, qp_index);
 }
 
-// Only a stopped engine can be known to be outside service_qp: the join in pause_engine() orders
-// everything the engine did before the stores below, and the thread start in resume_engine()
-// orders those stores before anything it does next, so the engine never reads a half-cleared
-// connection and never follows one after it is cleared.
-void SoftNic::disconnect_peers_locked(const NicTables& target, uint32_t qp_index) {
+// Only a stopped engine can be known to be outside its QPs' windows: the stop orders everything
+// the engine did before the stores below, and the start orders those stores before anything it
+// does next, so the engine never reads a half-cleared connection and never follows one after it
+// is cleared. Connections to another process (remote_window.base != 0) name owner-space tables.
+void SoftNic::disconnect_peers_locked(const NicTables* target, uint32_t qp_index) {
   for (auto& [id, nic] : registry()) {
     auto aimed_at_target = [&](const QpContext& qp) {
-      return qp.remote_nic == &target && (qp_index == ALL_QPS || qp.remote_qp_index == qp_index);
+      return qp.remote_nic == target && qp.remote_window.base == 0 &&
+             (qp_index == ALL_QPS || qp.remote_qp_index == qp_index);
     };
-    const uint32_t count = load_acquire<Scope::system>(&nic->tables_.qp_count);
     bool connected = false;
-    for (uint32_t i = 0; i < count && !connected; ++i) connected = aimed_at_target(nic->qps_[i]);
+    for (uint32_t i = 0; i < nic->qp_count_ && !connected; ++i) connected = aimed_at_target(nic->shadow_qps_[i]);
     if (!connected) continue;
     const bool was_running = nic->pause_engine();
-    for (uint32_t i = 0; i < count; ++i) {
-      if (aimed_at_target(nic->qps_[i])) nic->qps_[i].remote_nic = nullptr;
+    for (uint32_t i = 0; i < nic->qp_count_; ++i) {
+      if (!aimed_at_target(nic->shadow_qps_[i])) continue;
+      NicTables* const none = nullptr;
+      nic->memory_->write(&nic->qps_[i].remote_nic, &none, sizeof none);
+      nic->shadow_qps_[i].remote_nic = nullptr;
     }
     nic->resume_engine(was_running);
   }
+}
+
+const SoftNic::Import* SoftNic::find_import(uint32_t alias) const {
+  for (const Import& i : imports_) {
+    if (i.alias == alias) return &i;
+  }
+  return nullptr;
 }
 
 }  // namespace dissect::softnic

@@ -1,6 +1,6 @@
 // Cross-process softnic (the third PE layout: one process per GPU), after NVSHMEM's symmetric heap.
 //
-// A GpuSoftNic created with GpuSoftNicOptions::ipc_arena_bytes > 0 takes everything its engine
+// A SoftNic created with SoftNicOptions::ipc_arena_bytes > 0 takes everything its engine
 // and its peers' engines touch from one cudaMalloc'ed arena on its device: the NIC tables, the
 // queues of QPs placed in GPU memory, and allocate(..., Placement::gpu) buffers (register those as
 // MRs). One cudaIpcMemHandle then exports all of it. The peer process opens the handle once
@@ -32,7 +32,7 @@ namespace dissect::softnic {
 inline constexpr uint32_t IPC_EXPORT_MAGIC = 0x43504953;  // "SIPC" little-endian
 inline constexpr uint32_t IPC_EXPORT_VERSION = 1;
 
-// What a peer process needs to reach one GpuSoftNic: size-pinned, exchanged as raw bytes.
+// What a peer process needs to reach one SoftNic: size-pinned, exchanged as raw bytes.
 struct IpcExport {
   uint32_t magic = IPC_EXPORT_MAGIC;
   uint32_t version = IPC_EXPORT_VERSION;

@@ -1,6 +1,6 @@
 // The parallel GPU engine: a persistent kernel of `ctas` CTAs of `warps_per_cta` warps. Warp w of
 // W serves QPs w, w + W, w + 2W, ... of one NIC, executing windows of up to 32 WQEs (window.h) with
-// one WQE per lane. Host-side launch API (gpu_engine.cu calls it; the kernel is in gpu_kernel.cu).
+// one WQE per lane. Host-side launch API (gpu_runner.cu calls it; the kernel is in gpu_kernel.cu).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 // The parallel host engine: N threads serve one NIC's QPs, QP i on thread i % N, each executing
-// windows of WQEs (window.h) with HostLanes. Used by the host softnic and by the GPU softnic's
-// host-thread engine (tables and queues in mapped host memory).
+// windows of WQEs (window.h) with HostLanes. The host-thread engine of a SoftNic
+// (host_runner.cpp): tables and queues in host memory, mapped to the GPU when it has a device.
 #pragma once
 
 #include <atomic>

@@ -16,7 +16,7 @@
 namespace dissect::softnic {
 
 // Built with -DDISSECT_ENGINE_PHASES, the engine kernel adds each window phase's cycles (lane 0 of
-// every warp) into engine_phase_cycles[], and GpuSoftNic::stop() prints them: where a window's
+// every warp) into engine_phase_cycles[], and SoftNic::stop() prints them: where a window's
 // time goes, on the GPU that runs it. Off, the marks compile to nothing.
 #if defined(__CUDACC__) && defined(DISSECT_ENGINE_PHASES)
 inline constexpr int ENGINE_PHASES = 12;

@@ -107,7 +107,7 @@ TEST(CollapsedCq, HostEngineCompletesABurstIntoEntryZero) {
   ASSERT_EQ(qp.send_cq.collapsed, 1u);
   ASSERT_EQ(qp.send_cq.cqe_count, kWqebbs);
   EXPECT_EQ(responder->handle().send_cq.collapsed, 0u);
-  EXPECT_EQ(nic_model.context(qp.qpn).send_cq.collapsed, 1u);
+  EXPECT_EQ(nic_model.qp_context(qp.qpn).send_cq.collapsed, 1u);
 
   using Policy = gda::ordering::system_fence;
   // The word the engine publishes last (wqe_counter | signature | op_own), acquired as pollers do.

@@ -95,7 +95,7 @@ uint64_t replayed_misses(uint32_t entries, const std::vector<uint32_t>& qpns, ui
 }
 
 uint64_t pipe_ns(sn::SoftNic& n) {
-  return __atomic_load_n(&n.tables().pipe_busy_until, __ATOMIC_ACQUIRE) / sn::PIPE_UNITS_PER_NS;
+  return __atomic_load_n(&n.engine_tables()->pipe_busy_until, __ATOMIC_ACQUIRE) / sn::PIPE_UNITS_PER_NS;
 }
 
 TEST(ConnectionState, TinyCacheMissesAreCountedAndEachCostsThePipeOfTheNicThatMissed) {
@@ -170,7 +170,7 @@ TEST(ConnectionState, ACacheAsLargeAsTheQpSetMissesOnlyCold) {
 
 TEST(ConnectionState, FastPaysNothingAndCountsNothing) {
   Rig rig(sn::timing_profile("fast"), 8);
-  EXPECT_EQ(rig.a->tables().qp_cache, nullptr) << "fast has no cache";
+  EXPECT_EQ(rig.a->table_header().qp_cache, nullptr) << "fast has no cache";
   rig.round_robin(2);
   const sn::ContextCacheCounters a = rig.a->context_cache_counters();
   const sn::ContextCacheCounters b = rig.b->context_cache_counters();

@@ -144,10 +144,10 @@ TEST(DoorbellPath, AnOutOfRangeValueIsRefusedAtQpCreation) {
 TEST(CpuAssistedDoorbell, TheSubmitterRingsAMailboxNotTheEngineRegister) {
   Rig rig(1, 1);
   const nic::QpHandle h = rig.requesters[0]->handle();
-  const uint64_t* engine_register = rig.softnic->context(h.qpn).doorbell;
+  const uint64_t* engine_register = rig.softnic->qp_context(h.qpn).doorbell;
   EXPECT_NE(h.doorbell, engine_register);
   const nic::QpHandle direct = rig.responders[0]->handle();
-  EXPECT_EQ(direct.doorbell, rig.softnic->context(direct.qpn).doorbell);
+  EXPECT_EQ(direct.doorbell, rig.softnic->qp_context(direct.qpn).doorbell);
   EXPECT_THROW(rig.softnic->forwarder_counters(direct.qpn), InvalidArgument);
 }
 
@@ -204,7 +204,7 @@ TEST(CpuAssistedDoorbell, FourSubmittersOnFourQpsTwoEngineThreads) {
     EXPECT_GE(f.doorbells_forwarded, 1u);
     EXPECT_LE(f.doorbells_forwarded, f.mailbox_updates);
     EXPECT_LE(f.mailbox_updates, uint64_t{n});
-    EXPECT_EQ(dissect::load_acquire<Scope::system>(rig.softnic->context(h.qpn).doorbell),
+    EXPECT_EQ(dissect::load_acquire<Scope::system>(rig.softnic->qp_context(h.qpn).doorbell),
               dissect::load_acquire<Scope::system>(h.doorbell))
         << "the engine's register does not hold the mailbox's last doorbell";
     EXPECT_EQ(rig.softnic->counters(h.qpn).wqes_executed, n);

@@ -263,7 +263,7 @@ void expect_error_then_flush(DcRig& rig, const gda::DcDestination& bad, uint32_t
   }
   expect_only(rig.buffer[0], 0, nullptr, 0, std::string(what) + ", DCT 0");
   expect_only(rig.buffer[1], 512, rig.source.data(), 16, std::string(what) + ", DCT 1");
-  EXPECT_EQ(rig.initiator->context(rig.dci->qpn()).state, sn::QP_STATE_ERROR) << what;
+  EXPECT_EQ(rig.initiator->qp_context(rig.dci->qpn()).state, sn::QP_STATE_ERROR) << what;
 }
 
 class DcError : public ::testing::TestWithParam<gda::AvForm> {};

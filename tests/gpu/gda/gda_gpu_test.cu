@@ -130,7 +130,7 @@ int run_single_thread(softnic::EngineKind engine, nic::Placement placement) {
 
 // Posts `n` pointer puts and `n` register-payload puts (put_value) as the QP's owner, without
 // waiting: gda_gpu_test's case for tools that serialise launches (compute-sanitizer), where the
-// engine runs between this kernel and the poller below (GpuSoftNic::drain).
+// engine runs between this kernel and the poller below (SoftNic::drain).
 __global__ void owner_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
                             uint32_t rkey, uint32_t n, uint64_t* end, uint32_t* result) {
   gda::OwnedQp owned = gda::own(qp);
@@ -163,7 +163,7 @@ int run_stepped_engine() {
   constexpr uint32_t n = 16;
   auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu,
                             size_t{2 * n} * SLOT);
-  softnic::GpuSoftNic& engine = *layout->nics[0];
+  softnic::SoftNic& engine = *layout->nics[0];
   engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
@@ -231,7 +231,7 @@ __global__ void order_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8
 int run_window_order() {
   if (device_count_or_skip() == 0) return SKIP;
   auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096);
-  softnic::GpuSoftNic& engine = *layout->nics[0];
+  softnic::SoftNic& engine = *layout->nics[0];
   engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
@@ -343,7 +343,7 @@ int run_restart() {
                             size_t{2 * n} * SLOT);
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
-  softnic::GpuSoftNic& nic0 = *layout->nics[0];
+  softnic::SoftNic& nic0 = *layout->nics[0];
   uint32_t* result = layout->result;
   Stream stream(0);
   for (uint32_t round = 0; round < 3; ++round) {
@@ -563,14 +563,14 @@ int run_pe_two_processes() {
   using Policy = gda::ordering::system_release_store;
   constexpr uint32_t rounds = 40;
   const size_t bytes = size_t{2 + 2 * rounds} * SLOT;
-  softnic::GpuSoftNicOptions o;
+  softnic::SoftNicOptions o = softnic::gpu_engine_options();
   o.device = device;
   o.engine = softnic::EngineKind::gpu_kernel;
   o.start_engine = false;
   o.ipc_arena_bytes = 16u << 20;
   uint32_t status = 1;  // this rank's verdict: 0 pass
   {
-    softnic::GpuSoftNic nic(o);
+    softnic::SoftNic nic(o);
     auto pd = nic.create_pd();
     nic::QpAttributes attributes;
     attributes.placement = nic::Placement::gpu;

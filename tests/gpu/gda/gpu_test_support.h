@@ -65,7 +65,7 @@ struct Pe : bench::GpuPe {
 
 struct Layout {
   std::string name;
-  std::vector<std::unique_ptr<softnic::GpuSoftNic>> nics;
+  std::vector<std::unique_ptr<softnic::SoftNic>> nics;
   Pe pe[2];
   uint32_t* result = nullptr;  // 16 words of mapped host memory for device statuses
 };
@@ -78,11 +78,11 @@ inline std::unique_ptr<Layout> make_layout(const std::string& name, softnic::Eng
   layout->name = name;
   const int nics = name == "two-gpus" ? 2 : 1;
   for (int d = 0; d < nics; ++d) {
-    softnic::GpuSoftNicOptions o;
+    softnic::SoftNicOptions o = softnic::gpu_engine_options();
     o.device = d;
     o.engine = engine;
     o.start_engine = false;  // set everything up first: allocation calls never race the engine
-    layout->nics.push_back(std::make_unique<softnic::GpuSoftNic>(o));
+    layout->nics.push_back(std::make_unique<softnic::SoftNic>(o));
   }
   if (nics == 2) GT_CHECK(softnic::enable_peer_access(0, 1), "peer access 0<->1");
   attributes.placement = placement;

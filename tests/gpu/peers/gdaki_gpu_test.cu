@@ -135,7 +135,7 @@ __global__ void doca_wait(doca_gpu_dev_verbs_qp* qp, uint64_t ticket, uint32_t* 
 int run_wait_after_cqe() {
   if (device_count_or_skip() == 0) return SKIP;
   auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096);
-  softnic::GpuSoftNic& engine = *layout->nics[0];
+  softnic::SoftNic& engine = *layout->nics[0];
   engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];

@@ -78,11 +78,11 @@ int run_case(softnic::EngineKind engine, nic::Placement placement) {
     std::fprintf(stderr, "no CUDA device: skipped\n");
     return SKIP;
   }
-  softnic::GpuSoftNicOptions o;
+  softnic::SoftNicOptions o = softnic::gpu_engine_options();
   o.engine = engine;
   o.start_engine = false;  // set everything up first: allocation calls never race the engine
-  auto softnic_nic = std::make_unique<softnic::GpuSoftNic>(o);
-  softnic::GpuSoftNic& n = *softnic_nic;
+  auto softnic_nic = std::make_unique<softnic::SoftNic>(o);
+  softnic::SoftNic& n = *softnic_nic;
   auto pd = n.create_pd();
   const size_t bytes = size_t{kWrites} * kSlot;
   auto* src = static_cast<uint8_t*>(n.allocate(bytes, placement));

@@ -9,7 +9,7 @@
 // every run.
 //
 // Caller: a host thread, with no other engine of its own running. The functions create their own
-// softnic (GpuSoftNic) per configuration and never call cudaDeviceSynchronize.
+// softnic (SoftNic) per configuration and never call cudaDeviceSynchronize.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +47,7 @@ struct GpuExperimentConfig {
   uint32_t warmup = 200;              // discarded ops per run (>= 100)
   uint32_t runs = 3;                  // independent runs
   std::string nic_profile = "fast";   // softnic timing profile: fast | cx7-ib | a profile file
-  uint32_t engine_ctas = 4;           // the softnic engine kernel's size (GpuSoftNicOptions)
+  uint32_t engine_ctas = 4;           // the softnic engine kernel's size (SoftNicOptions)
   uint32_t engine_warps_per_cta = 8;
   // gpu-latency: whose device code posts and waits: "mini-gda" (gda/), or a peer library's own
   // (src/peers): "gdaki" (NCCL's DOCA GPUNetIO verbs), "nvshmem-ibgda" (NVSHMEM's IBGDA internals).

@@ -1,9 +1,9 @@
-// One processing element on a GpuSoftNic, as the GPU experiments (bench/gpu) and the GPU tests
+// One processing element on a SoftNic, as the GPU experiments (bench/gpu) and the GPU tests
 // (tests/gpu) build it: a PD, a QP towards the peer PE, and a source and a destination buffer of
 // the same size in the QP's placement, both registered with ACCESS_ALL.
 //
 // Host control path only. Build and connect every PE before the engines start
-// (GpuSoftNicOptions::start_engine = false, then start()): allocation beside a running engine
+// (SoftNicOptions::start_engine = false, then start()): allocation beside a running engine
 // kernel can hang (softnic/gpu_engine.h, HAZARDS).
 #pragma once
 
@@ -17,7 +17,7 @@
 namespace dissect::bench {
 
 struct GpuPe {
-  softnic::GpuSoftNic* nic = nullptr;
+  softnic::SoftNic* nic = nullptr;
   std::unique_ptr<nic::ProtectionDomain> pd;
   std::unique_ptr<nic::QueuePair> qp;
   uint8_t* src = nullptr;  // `bytes` in attributes.placement, zero-filled
@@ -27,7 +27,7 @@ struct GpuPe {
 
 // Fills `pe` on `on`: its PD, a QP with `attributes`, and `bytes` each of source and destination
 // in attributes.placement. The buffers belong to the NIC (released with it).
-inline void open_pe(GpuPe& pe, softnic::GpuSoftNic* on, const nic::QpAttributes& attributes,
+inline void open_pe(GpuPe& pe, softnic::SoftNic* on, const nic::QpAttributes& attributes,
                     size_t bytes) {
   pe.nic = on;
   pe.pd = on->create_pd();

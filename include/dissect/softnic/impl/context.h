@@ -1,6 +1,6 @@
 // The softnic's "hardware" state: what a ConnectX keeps in its QP, CQ and memory-key contexts.
 // An implementation header (impl/, as NCCL keeps them beside their contracts): SoftNic and
-// GpuSoftNic hold these tables by value, so their public headers include it, but nothing a user
+// SoftNic hold these tables by value, so their public headers include it, but nothing a user
 // calls takes them; the engine's execute path over them is src/softnic/engine/execute.h.
 //
 // These structs live in memory the engine reaches (host memory for the host-thread engine, GPU
