@@ -4,7 +4,8 @@
 // quiet, which checks each QP even where nothing is outstanding). A signal-based round trip (data
 // and a flag put on one QP, the peer thread waits for the flag and answers the same way, no quiet)
 // is the control that stays flat. Timed with %globaltimer per operation; the growth per QP of the
-// all-QP curve is fitted and recorded.
+// all-QP curve is fitted and recorded. --cq shared: the Q QPs share one send CQ, so every quiet
+// polls one ring whichever QP it waits on.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -125,6 +126,7 @@ struct ScopeConfig {
   uint32_t iterations, warmup, runs;
   gpu::LoopbackOptions nic;
   std::string path = "mini-gda";  // or nvshmem-ibgda: its quiets, no round trip (peer_scope.h)
+  bool shared_cq = false;         // the Q QPs share one send CQ (nic.h CompletionQueue)
   std::string library, library_version;
 };
 
@@ -137,6 +139,7 @@ void measure(const ScopeConfig& c, uint32_t qps, std::vector<Metric>& metrics, b
 #endif
   gpu::LoopbackOptions o = c.nic;
   o.qps = qps + 1;  // + the responder's QP of the round trip
+  o.shared_cq_qps = c.shared_cq ? qps : 0;
   LoopbackQps q(o);
   const uint32_t n = c.warmup + c.iterations;
   auto* samples = static_cast<unsigned long long*>(q.scratch(8 * size_t{n}));
@@ -193,7 +196,13 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
   c.nic.buffer_bytes = 8 * (SLOTS + 1);
   c.path = a.choice("path", "mini-gda", {"mini-gda", "nvshmem-ibgda"},
                     "whose quiet: mini-gda's gda::quiet, or NVSHMEM's own (IBGDA internals)");
+  c.shared_cq = a.choice("cq", "own", {"own", "shared"},
+                         "send CQs: one per QP, or one the Q QPs share (mini-gda only)") == "shared";
   a.check_all_used();
+  if (c.shared_cq && c.path != "mini-gda") {
+    throw InvalidArgument("--cq shared --path " + c.path + ": NVSHMEM's quiet polls one collapsed "
+                          "CQ per QP; a shared CQ is mini-gda's (--path mini-gda)");
+  }
 #if DISSECT_HAVE_NVSHMEM_IBGDA
   c.library = scope_path_library(c.path, &c.library_version);
 #else
@@ -220,7 +229,8 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
       if (m == 2 && c.path != "mini-gda") continue;  // the flat control is mini-gda's run
       Result r;
       r.experiment = "gpu-completion-scope";
-      r.label = std::string(names[m]) + ", " + std::to_string(qps) + " QPs";
+      r.label = std::string(names[m]) + ", " + std::to_string(qps) + " QPs" +
+                (c.shared_cq ? ", shared CQ" : "");
       r.engine = "gpu-kernel";
       r.placement = "gpu";
       r.submitter = "gpu-thread";
@@ -229,7 +239,8 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
                  {"iterations", std::to_string(c.iterations)}, {"warmup", std::to_string(c.warmup)},
                  {"engine_warps", std::to_string(c.nic.engine_ctas) + " CTAs x " +
                                       std::to_string(c.nic.engine_warps_per_cta) + " warps"},
-                 {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic.nic_profile))}};
+                 {"nic_profile", softnic::profile_name(softnic::timing_profile(c.nic.nic_profile))},
+                 {"send_cq", c.shared_cq ? "shared" : "own"}};
       if (!c.library.empty()) {
         r.label = c.path + ", " + r.label;
         r.knobs.push_back({"path", c.path});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "dissect/common/cuda.h"
+#include "dissect/common/error.h"
 #include "harness.cuh"
 
 namespace dissect::bench::gpu {
@@ -25,9 +26,24 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebb
   a.max_inline = o.max_inline;
   a.placement = nic::Placement::gpu;
   a.doorbell = o.doorbell;
+  if (o.shared_cq_qps > o.qps) {
+    throw InvalidArgument("loopback QPs: " + std::to_string(o.shared_cq_qps) +
+                          " QPs to share a CQ, of " + std::to_string(o.qps));
+  }
+  if (o.shared_cq_qps != 0) {
+    nic::CqAttributes c;
+    c.cqe_entries = 1;
+    while (c.cqe_entries < uint64_t{o.sq_wqebbs} * o.shared_cq_qps) c.cqe_entries <<= 1;
+    c.max_members = o.shared_cq_qps;
+    c.placement = nic::Placement::gpu;
+    shared_cq_ = nic_->create_cq(c);
+  }
   pes_.resize(o.qps);
   std::vector<nic::QpHandle> handles;
   for (GpuPe& pe : pes_) {
+    const bool shares = static_cast<uint32_t>(&pe - pes_.data()) < o.shared_cq_qps;
+    a.send_cq = shares ? shared_cq_.get() : nullptr;
+    a.cq_entries = shares ? 0 : o.sq_wqebbs;
     open_pe(pe, nic_.get(), a, o.buffer_bytes);
     pe.qp->connect(pe.qp->endpoint());
     host_targets_.push_back(
@@ -45,6 +61,7 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebb
 LoopbackQps::~LoopbackQps() {
   if (nic_) nic_->stop();
   pes_.clear();
+  shared_cq_.reset();
   for (void* p : scratch_) cudaFree(p);
   if (stream_) cudaStreamDestroy(stream_);
 }

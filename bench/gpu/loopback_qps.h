@@ -40,6 +40,8 @@ struct LoopbackOptions {
   size_t buffer_bytes = 4096;        // source and destination bytes per QP
   nic::DoorbellPath doorbell = nic::DoorbellPath::direct;  // cpu_assisted: a host thread rings
   bool send_cq_collapsed = false;    // every CQE in entry 0 (NVSHMEM's CQs; nic.h QpAttributes)
+  uint32_t shared_cq_qps = 0;        // QPs 0 .. n-1 share one send CQ in GPU memory (nic.h
+                                     // CompletionQueue); 0: each QP has its own
 };
 
 class LoopbackQps {
@@ -82,6 +84,7 @@ class LoopbackQps {
   int device_ = 0;
   uint32_t sq_wqebbs_ = 0;
   std::unique_ptr<softnic::SoftNic> nic_;
+  std::unique_ptr<nic::CompletionQueue> shared_cq_;  // destroyed after the QPs, before the NIC
   std::vector<GpuPe> pes_;
   std::vector<LoopbackTarget> host_targets_;
   LoopbackTarget* targets_ = nullptr;

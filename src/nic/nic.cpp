@@ -35,6 +35,11 @@ std::unique_ptr<QueuePair> ProtectionDomain::create_dci(const QpAttributes&) {
   throw Error("create_dci: this provider does not implement DC transport (the softnic does)");
 }
 
+std::unique_ptr<CompletionQueue> Nic::create_cq(const CqAttributes&) {
+  throw Error("create_cq: provider '" + provider() +
+              "' does not implement CQs shared between QPs (the softnic does)");
+}
+
 void check_queue_depth(const char* what, uint64_t depth, uint64_t limit) {
   if (!mlx5::is_power_of_two(depth) || depth > limit) {
     throw InvalidArgument(std::string(what) + " = " + std::to_string(depth) +

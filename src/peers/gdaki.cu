@@ -34,6 +34,11 @@ doca_gpu_dev_verbs_qp make_qp(const nic::QpHandle& qp, nic::Placement placement)
                           std::to_string(qp.sq.wqebb_count) +
                           " WQEBBs: DOCA's sq_wqe_num is 16 bits (at most 32768)");
   }
+  if (qp.send_cq.shared != nullptr) {
+    throw InvalidArgument("gdaki: QP " + std::to_string(qp.qpn) + " shares send CQ " +
+                          std::to_string(qp.send_cq.cqn) +
+                          ": DOCA polls CQE i for WQE i of one QP (give the QP a CQ of its own)");
+  }
   if (qp.send_cq.cqe_count < qp.sq.wqebb_count) {
     throw InvalidArgument("gdaki: QP " + std::to_string(qp.qpn) + " send CQ of " +
                           std::to_string(qp.send_cq.cqe_count) + " CQEs is below its " +

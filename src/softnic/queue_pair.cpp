@@ -10,6 +10,7 @@
 #include "dissect/common/error.h"
 #include "dissect/nic/observer.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "completion_queue.h"
 #include "memory_registration.h"
 #include "table_memory.h"
 
@@ -32,6 +33,25 @@ nic::QpAttributes checked_dci_attributes(const nic::QpAttributes& a) {
   return a;
 }
 
+// The shared CQ `a` names, checked against this NIC and the QP's other attributes; null when the
+// QP has a CQ of its own.
+SoftCompletionQueue* checked_shared_cq(const SoftNic& nic, const nic::QpAttributes& a) {
+  if (a.send_cq == nullptr) return nullptr;
+  auto* cq = dynamic_cast<SoftCompletionQueue*>(a.send_cq);
+  const std::string me = "create_qp on softnic " + std::to_string(nic.nic_id()) + ": send_cq";
+  if (cq == nullptr) throw InvalidArgument(me + " is not a softnic CQ");
+  if (&cq->nic() != &nic) {
+    throw InvalidArgument(me + " " + hex(cq->cqn()) + " belongs to softnic " +
+                          std::to_string(cq->nic().nic_id()) + " (a CQ serves QPs of its own NIC)");
+  }
+  if (a.cq_entries != 0 || a.send_cq_collapsed) {
+    throw InvalidArgument(me + " " + hex(cq->cqn()) + " is shared: cq_entries (" +
+                          std::to_string(a.cq_entries) + ") must be 0 and send_cq_collapsed false");
+  }
+  cq->check_room(a.sq_wqebbs);
+  return cq;
+}
+
 }  // namespace
 
 SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes& attributes,
@@ -39,7 +59,8 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
     : nic_(nic),
       attributes_(checked_queue_attributes(
           transport == QP_TRANSPORT_DCI ? checked_dci_attributes(attributes) : attributes)),
-      transport_(transport) {
+      transport_(transport),
+      shared_cq_(checked_shared_cq(nic, attributes)) {
   const nic::QpAttributes& a = attributes_;
   if (nic_.engine() == EngineKind::host_thread && a.placement == nic::Placement::gpu) {
     throw InvalidArgument("softnic host-thread engine: queue placement 'gpu' needs the GPU engine");
@@ -67,6 +88,11 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
   // than a GPU-resident CQ needs, and a fourth instantiation would not fit the engine kernel's
   // registers (gpu_engine.h).
   if (doorbell_.memory != nullptr) context.engine_flags |= ENGINE_QUEUES_IN_HOST_MEMORY;
+  // A shared CQ: its ring and the engine's counter; a host-resident one is observed from the host.
+  if (shared_cq_ != nullptr) {
+    context.send_cq = shared_cq_->engine_context();
+    if (shared_cq_->placement() == nic::Placement::host) context.engine_flags |= ENGINE_SYSTEM_COMPLETION;
+  }
   // A DCI has nothing to connect: ready to send at once (RESET -> INIT -> RTR -> RTS, no peer).
   if (transport_ == QP_TRANSPORT_DCI) {
     nic_.has_dci_.store(true, std::memory_order_release);
@@ -77,6 +103,7 @@ SoftQueuePair::SoftQueuePair(SoftNic& nic, uint32_t pd, const nic::QpAttributes&
     nic_.doorbell_forwarder().add(qpn_, doorbell_.mailbox, doorbell_.engine_register);
   }
   open_telemetry();
+  if (shared_cq_ != nullptr) shared_cq_->join(handle(), a.sq_wqebbs);
 }
 
 // Resolved once here; the data path only follows the pointer (null when telemetry is off). GPU
@@ -104,6 +131,7 @@ SoftQueuePair::~SoftQueuePair() {
     if (doorbell_.memory != nullptr) forget_forwarded_doorbell();
     SoftNic::disconnect_peers_of(nic_.engine_tables(), index_);
     const bool was_running = nic_.pause_engine();
+    if (shared_cq_ != nullptr) shared_cq_->leave(qpn_);  // its engine writes no CQE for it now
     nic_.release(memory_.base);
     if (doorbell_.memory != nullptr) nic_.release(doorbell_.memory);
     nic_.resume_engine(was_running);
@@ -123,12 +151,14 @@ void SoftQueuePair::forget_forwarded_doorbell() {
 }
 
 nic::QpHandle SoftQueuePair::handle() const {
-  if (nic_.device() >= 0) {
-    return make_send_handle(memory_, attributes_, qpn_, gpu_telemetry_.counters(),
-                            gpu_telemetry_.post_stamps(), gpu_telemetry_.sample_mask());
-  }
-  return make_send_handle(memory_, attributes_, qpn_, telemetry_, memory_.post_stamps,
-                          telemetry_ != nullptr ? telemetry_->sample_mask : 0);
+  nic::QpHandle h =
+      nic_.device() >= 0
+          ? make_send_handle(memory_, attributes_, qpn_, gpu_telemetry_.counters(),
+                             gpu_telemetry_.post_stamps(), gpu_telemetry_.sample_mask())
+          : make_send_handle(memory_, attributes_, qpn_, telemetry_, memory_.post_stamps,
+                             telemetry_ != nullptr ? telemetry_->sample_mask : 0);
+  if (shared_cq_ != nullptr) h.send_cq = shared_cq_->handle();
+  return h;
 }
 
 nic::RecvQueueHandle SoftQueuePair::recv_handle() const {

@@ -12,6 +12,8 @@
 
 namespace dissect::softnic {
 
+class SoftCompletionQueue;  // completion_queue.h
+
 class SoftQueuePair : public nic::QueuePair {
  public:
   // `transport`: QP_TRANSPORT_RC (connect() sets its responder) or QP_TRANSPORT_DCI (in RTS at
@@ -35,6 +37,7 @@ class SoftQueuePair : public nic::QueuePair {
   uint32_t index_;
   uint32_t qpn_;
   QpTransport transport_;
+  SoftCompletionQueue* shared_cq_;  // null: the QP's own send CQ
   QueueMemory memory_;
   AssistedDoorbell doorbell_;  // empty unless DoorbellPath::cpu_assisted
   telemetry::QpCounters* telemetry_ = nullptr;  // host submitters' slot (device < 0)

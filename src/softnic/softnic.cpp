@@ -11,6 +11,7 @@
 #include "dissect/common/error.h"
 #include "dissect/nic/observer.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "completion_queue.h"
 #include "doorbell_forwarder.h"
 #include "engine_runner.h"
 #include "ipc_arena.h"
@@ -193,6 +194,10 @@ const char* SoftNic::table_memory() const { return memory_->name(); }
 std::unique_ptr<nic::ProtectionDomain> SoftNic::create_pd() {
   std::lock_guard<std::mutex> guard(lock_);
   return std::make_unique<SoftProtectionDomain>(*this, next_pd_++);
+}
+
+std::unique_ptr<nic::CompletionQueue> SoftNic::create_cq(const nic::CqAttributes& attributes) {
+  return std::make_unique<SoftCompletionQueue>(*this, attributes);
 }
 
 void* SoftNic::allocate(size_t bytes, nic::Placement placement) {

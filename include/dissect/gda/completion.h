@@ -7,7 +7,8 @@
 // op_own) is read with one load of the policy's scope, as DOCA does.
 //
 // Sharing::shared pollers claim a CQE with a CAS on cq_ci after reading it, so a stale read is
-// discarded rather than acted on.
+// discarded rather than acted on. A CQ shared by several QPs (send_cq.shared) is consumed by
+// poll_shared_cq, which retires each CQE on the QP it names.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +49,73 @@ DISSECT_HD inline void record_cq_error(const nic::QpHandle& qp, const mlx5::mlx5
   }
 }
 
-// Consumes every CQE available now; returns how many. Never waits.
+// The WQEBB index a CQE of `qp` retires up to: the CQE's WQE start (its 16-bit wqe_counter widened
+// against prod_idx) plus that WQE's size, from its control segment.
+template <Sharing S>
+DISSECT_HD inline uint64_t retired_by(const nic::QpHandle& qp, const CqeTail& tail, uint64_t* start) {
+  *start = mlx5::widen_index16(tail.wqe_counter, counter_load<S>(&qp.state->prod_idx));
+  const auto* ctrl = reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(*start));
+  const uint32_t ds = mlx5::ctrl_ds(*ctrl);
+  return *start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+}
+
+// The member of a shared CQ that QPN `qpn` names (handles.h: SharedCqState), or null when none
+// does. A member's slot and handle were written before its first post, so before any CQE of it.
+DISSECT_HD inline const nic::QpHandle* shared_cq_member(const nic::SharedCqState& cq, uint32_t qpn) {
+  const uint32_t mask = cq.member_mask;
+  uint32_t slot = nic::member_slot(qpn, mask);
+  for (uint32_t probes = 0; probes <= mask; ++probes, slot = (slot + 1) & mask) {
+    const uint32_t held = load_relaxed<Scope::system>(&cq.member_qpns[slot]);
+    if (held == qpn) return &cq.members[slot];
+    if (held == nic::EMPTY_MEMBER) return nullptr;
+  }
+  return nullptr;
+}
+
+// A CQ several QPs share (nic::CompletionQueue): consumes every CQE available now, each retiring
+// WQEs of the member its QPN names; returns how many. Any member's poll serves every member, so
+// a member's cons_idx also moves under other pollers: it and the member's error only ever grow,
+// through atomics, whatever S is. S: exclusive when one thread polls the CQ (it waits on every
+// member itself, as a PE-wide quiet does), shared when several do (each CQE claimed with a CAS
+// on the CQ's ci after it was read, as poll_cq's shared pollers claim theirs).
+template <typename Ordering, Sharing S>
+DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
+  const nic::CqHandle& cq = qp.send_cq;
+  nic::SharedCqState* shared = cq.shared;
+  uint32_t consumed = 0;
+  note_poll<Ordering, S>(qp);
+  for (;;) {
+    const uint64_t ci = counter_load<S>(&shared->ci);
+    const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
+    const CqeTail tail = read_cqe_tail<Ordering>(cqe);
+    if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, cq.cqe_count)) return consumed;
+    const uint32_t qpn = cqe->sop_drop_qpn.value() & 0xffffff;  // after the tail's acquire
+    if constexpr (S == Sharing::exclusive) {
+      shared->ci = ci + 1;
+    } else if (!compare_exchange<Scope::gpu>(&shared->ci, ci, ci + 1)) {
+      continue;
+    }
+    ++consumed;
+    const nic::QpHandle* member = shared_cq_member(*shared, qpn);
+    if (member == nullptr) {  // a QP that left the CQ with CQEs still in it
+      add_relaxed<Scope::gpu>(&shared->orphan_cqes, 1);
+      continue;
+    }
+    uint64_t start = 0;
+    const uint64_t retired = retired_by<Sharing::shared>(*member, tail, &start);
+    if (mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR) {
+      record_cq_error(*member, cqe, start), note_error<Ordering, S>(*member);
+    }
+    const uint64_t previous = fetch_max<Scope::gpu>(&member->state->cons_idx, retired);
+    note_retired<Ordering, S>(*member, retired > previous ? previous : retired, retired);
+  }
+}
+
+// Consumes every CQE available now; returns how many. Never waits. On a shared CQ, every
+// member's (poll_shared_cq).
 template <typename Ordering, Sharing S>
 DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
+  if (qp.send_cq.shared != nullptr) return poll_shared_cq<Ordering, S>(qp);
   nic::SendQueueState* state = qp.state;
   const nic::CqHandle& cq = qp.send_cq;
   uint32_t consumed = 0;
@@ -60,10 +125,8 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
     const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
     const CqeTail tail = read_cqe_tail<Ordering>(cqe);
     if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, cq.cqe_count)) return consumed;
-    const uint64_t start = mlx5::widen_index16(tail.wqe_counter, counter_load<S>(&state->prod_idx));
-    const auto* ctrl = reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start));
-    const uint32_t ds = mlx5::ctrl_ds(*ctrl);
-    const uint64_t retired = start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+    uint64_t start = 0;
+    const uint64_t retired = retired_by<S>(qp, tail, &start);
     const bool failed = mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR;
     if constexpr (S == Sharing::exclusive) {
       state->cq_ci = ci + 1;

@@ -37,6 +37,9 @@ static_assert(sizeof(SendQueueState) == 64);
 inline constexpr uint32_t SEND_QUEUE_ERROR_VALID = 1u << 16;
 DISSECT_HD constexpr uint8_t send_queue_error_syndrome(uint32_t error) { return error & 0xff; }
 
+struct QpHandle;
+struct SharedCqState;
+
 struct CqHandle {
   mlx5::mlx5_cqe64* cqes;  // cqe_count entries of 64 B
   uint32_t cqe_count;      // power of two
@@ -44,7 +47,28 @@ struct CqHandle {
   mlx5::be32* dbrec;       // CQ doorbell record word MLX5_CQ_SET_CI (unused with overrun ignore)
   uint32_t collapsed;      // 1: every CQE lands in entry 0 (CQ context cc = 1; QpAttributes::
                            // send_cq_collapsed); cqe_count is then the owner bit's period only
+  SharedCqState* shared;   // a CQ several QPs share (nic::CompletionQueue); null: this QP's own
 };
+
+// What the pollers of a CQ shared by several QPs' send queues (nic::CompletionQueue, nic.h) share.
+// It lives where they are (the CQ's placement): the provider writes a member's handle, then its
+// QPN, before the QP's first post, and clears the QPN after its last CQE; pollers claim CQEs from
+// `ci` and retire each on the member its QPN names (gda/completion.h); the NIC never touches it.
+// The members are an open-addressed table of member_mask + 1 slots: QPN q is in the first slot
+// from member_slot(q) on whose member_qpns entry is q, before the first EMPTY_MEMBER.
+struct alignas(64) SharedCqState {
+  uint64_t ci;                  // CQEs consumed (free-running), each claimed with a CAS
+  uint32_t member_mask;         // slots - 1 (a power of two minus one)
+  uint32_t reserved;
+  uint32_t* member_qpns;        // per slot: the member's QPN, EMPTY_MEMBER or LEFT_MEMBER
+  QpHandle* members;            // per slot: the member's handle as create_qp returned it
+  uint64_t orphan_cqes;         // CQEs consumed that named no member (a QP that had left)
+};
+inline constexpr uint32_t EMPTY_MEMBER = 0;            // never held a member: a probe stops here
+inline constexpr uint32_t LEFT_MEMBER = 0xffffffffu;   // held one that left: a probe goes on
+DISSECT_HD constexpr uint32_t member_slot(uint32_t qpn, uint32_t mask) {
+  return (qpn * 0x9E3779B1u) >> 12 & mask;  // Fibonacci hashing: sequential QPNs spread out
+}
 
 struct QpHandle {
   mlx5::send_ring sq;           // the send queue's WQEBB ring
@@ -54,7 +78,8 @@ struct QpHandle {
   uint64_t* doorbell;           // the UAR doorbell register: one 8-byte store rings it; with
                                 // DoorbellPath::cpu_assisted its mailbox (nic.h), stored the same way
   SendQueueState* state;
-  CqHandle send_cq;             // one send CQ per QP: its CQEs name only this QP
+  CqHandle send_cq;             // the send CQ: this QP's own, or one shared with other QPs
+                                // (send_cq.shared; its CQEs then name their QP by QPN)
   telemetry::QpCounters* telemetry;  // null when telemetry is off or the QP has no slot
   uint64_t* post_stamps;        // per WQEBB slot: the post's stamp (gda/telemetry_hooks.h), 0 where
                                 // no WQE starts; used only when `telemetry` is set
@@ -83,6 +108,7 @@ struct RecvQueueHandle {
 
 static_assert(std::is_trivially_copyable_v<QpHandle>);
 static_assert(std::is_trivially_copyable_v<CqHandle>);
+static_assert(std::is_trivially_copyable_v<SharedCqState>);
 static_assert(std::is_trivially_copyable_v<RecvQueueHandle>);
 
 }  // namespace dissect::nic

@@ -21,6 +21,8 @@
 
 namespace dissect::nic {
 
+class CompletionQueue;
+
 enum class Placement { host, gpu };
 const char* to_string(Placement placement);
 Placement placement_from_string(const std::string& name);  // throws InvalidArgument naming it
@@ -72,6 +74,31 @@ struct QpAttributes {
   // NVSHMEM's IBGDA creates and its ibgda_poll_cq reads (entry 0's wqe_counter); mini-gda's poll
   // walks the ring and does not run on it. CqHandle::collapsed says so to the submitter.
   bool send_cq_collapsed = false;
+  // A CQ of this Nic to share (above): cq_entries must be 0 and send_cq_collapsed false, and the
+  // CQ must outlive the QP. Null: a send CQ of the QP's own.
+  CompletionQueue* send_cq = nullptr;
+};
+
+// --- Completion queues shared between QPs ---
+//
+// A QP's send CQEs go to a CQ of its own unless QpAttributes::send_cq names a CompletionQueue of
+// the same Nic: then every member's CQEs go there, each naming its QP by QPN (sop_drop_qpn), and
+// one poll serves every member (a CQ per peer or per PE, as libraries share them). A poll of any
+// member's handle consumes the CQ's CQEs for all of them (gda/completion.h). The CQ never
+// overruns: a QP joins only while the members' send queue depths sum to at most `cqe_entries`,
+// and a submitter never has more signalled WQEs outstanding than its send queue holds.
+struct CqAttributes {
+  uint32_t cqe_entries = 4096;  // a power of two, 1..2^22
+  uint32_t max_members = 64;    // QPs attached at once, 1..4096
+  Placement placement = Placement::host;  // where the CQEs and the pollers' state live
+};
+
+class CompletionQueue {
+ public:
+  virtual ~CompletionQueue() = default;  // after every member QP is destroyed
+  virtual uint32_t cqn() const = 0;
+  virtual CqHandle handle() const = 0;   // what a member's QpHandle::send_cq holds
+  virtual uint32_t members() const = 0;  // QPs attached now
 };
 
 // What a peer needs to connect to a QP (exchanged out of band by the bootstrap).
@@ -142,6 +169,9 @@ class Nic {
   virtual ~Nic() = default;
   virtual std::string provider() const = 0;
   virtual std::unique_ptr<ProtectionDomain> create_pd() = 0;
+  // A CQ several QPs' send queues share (above). Providers without shared CQs throw Error naming
+  // the call (the default).
+  virtual std::unique_ptr<CompletionQueue> create_cq(const CqAttributes& attributes);
   // Memory the NIC and the submitter can both reach, in `placement`. Zero-filled.
   virtual void* allocate(size_t bytes, Placement placement) = 0;
   virtual void release(void* address) = 0;

@@ -108,6 +108,8 @@ class SoftNic : public nic::Nic {
 
   std::string provider() const override { return "softnic"; }
   std::unique_ptr<nic::ProtectionDomain> create_pd() override;
+  // A CQ this NIC's QPs may share (nic.h; src/softnic/completion_queue.h).
+  std::unique_ptr<nic::CompletionQueue> create_cq(const nic::CqAttributes& attributes) override;
   // Zero-filled memory in `placement`, reachable by this NIC's engine and submitters.
   void* allocate(size_t bytes, nic::Placement placement) override;
   void release(void* address) override;  // stops the engine around a free that needs it
@@ -177,6 +179,7 @@ class SoftNic : public nic::Nic {
   friend class SoftProtectionDomain;
   friend class SoftQueuePair;
   friend class SoftDcTarget;
+  friend class SoftCompletionQueue;
   void lay_out_tables();
   void register_in_fabric();
   void leave_fabric_locked();
@@ -224,6 +227,7 @@ class SoftNic : public nic::Nic {
   std::vector<QpContext> shadow_qps_;
   uint32_t qp_count_ = 0;
   uint32_t dct_count_ = 0;
+  uint32_t cq_count_ = 0;  // shared CQs made (their CQNs)
   std::atomic<bool> has_dci_{false};
   std::mutex lock_;  // serialises control-path calls (registration, QP creation)
   uint32_t next_pd_ = 1;

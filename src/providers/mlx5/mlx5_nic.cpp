@@ -36,6 +36,10 @@ class Mlx5ProtectionDomain : public nic::ProtectionDomain {
   }
 
   std::unique_ptr<nic::QueuePair> create_qp(const nic::QpAttributes& attributes) override {
+    if (attributes.send_cq != nullptr) {  // a CQ of another provider: this one makes none
+      throw InvalidArgument(device_->name + ": create_qp: QpAttributes::send_cq is set, and the "
+                            "mlx5 provider does not share CQs between QPs (Nic::create_cq)");
+    }
     if (attributes.placement == nic::Placement::gpu) {
       return create_devx_qp(device_, pd_.get(), attributes);
     }

@@ -284,9 +284,20 @@ DISSECT_HD inline void write_cqe_at(const CqContext& cq, uint64_t index,
   publish_cqe<S>(entry, write_cqe_body(entry, cq, index, cqe, cqe_opcode));
 }
 
+// The first of `count` consecutive CQE numbers of `cq` for one writer. A CQ of one QP: the QP's
+// own counter, which only the engine serving that QP advances (after the CQEs are written). A
+// shared CQ: one relaxed add to the CQ's counter, which the engines of every member QP advance;
+// relaxed suffices because each CQE is published by its own release (write_cqe_at) and a poller
+// reads slots by ownership, not by the counter, so CQEs of two QPs may be published in either
+// order. GPU scope: every member of a CQ is served by the engine of the CQ's NIC (softnic.h).
+DISSECT_HD inline uint64_t reserve_cqes(const CqContext& cq, uint32_t count) {
+  if (cq.shared_produced == nullptr) return cq.produced;
+  return fetch_add<Scope::gpu>(cq.shared_produced, uint64_t{count});
+}
+
 DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode,
                                  const RemoteWindow& window = RemoteWindow{}) {
-  write_cqe_at(cq, cq.produced, cqe, cqe_opcode, window);
+  write_cqe_at(cq, reserve_cqes(cq, 1), cqe, cqe_opcode, window);
   ++cq.produced;
 }
 
@@ -749,8 +760,9 @@ DISSECT_HD inline void read_doorbell(QpContext& qp) {
 }
 
 // Executes the WQE at the consumer index and retires it: consumer index, counters, the CQE when it
-// is signalled or failed, and the error state after a failure.
-DISSECT_HD inline void execute_and_retire(QpContext& qp, const NicTables& local) {
+// is signalled or failed, and the error state after a failure. Returns the WQE's syndrome (0: it
+// succeeded).
+DISSECT_HD inline uint8_t execute_and_retire(QpContext& qp, const NicTables& local) {
   const uint64_t start = qp.sq_consumer;
   const WqeOutcome outcome = execute_wqe(qp, local);
   qp.sq_consumer += outcome.wqebbs;
@@ -763,6 +775,7 @@ DISSECT_HD inline void execute_and_retire(QpContext& qp, const NicTables& local)
     qp.state = QP_STATE_ERROR;
     complete_requester(qp, start, outcome);
   }
+  return outcome.syndrome;
 }
 
 // Consumes up to `budget` WQEs rung on `qp`, one at a time; returns how many it executed. The

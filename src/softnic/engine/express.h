@@ -240,11 +240,12 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
     return x[lanes.slot(k)].signaled != 0 || x[lanes.slot(k)].syndrome != 0;
   });
   const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;  // one clock read for the window's CQEs
+  const uint64_t first_cqe = reserve_window_cqes(lanes, v.send_cq, popcount(cqe_mask));
   lanes.mine(executed, [&](uint32_t k) {
     ExpressWqe& e = x[lanes.slot(k)];
     e.cqe = nullptr;
     if (((cqe_mask >> k) & 1) == 0) return;
-    const uint64_t index = v.send_cq.produced + popcount(cqe_mask & lanes_below(k));
+    const uint64_t index = first_cqe + popcount(cqe_mask & lanes_below(k));
 #if defined(__CUDA_ARCH__)
     if (v.send_cq.collapsed && !newest_collapsed_writer(v.send_cq, index)) return;
 #endif

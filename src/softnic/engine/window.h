@@ -318,14 +318,7 @@ DISSECT_HD inline void perform_window(const Lanes& lanes, const Window& w, const
 template <typename Lanes>
 DISSECT_HD DISSECT_COLD Served serve_alone(const Lanes& lanes, QpContext& qp, const NicTables& local) {
   uint8_t syndrome = 0;
-  lanes.leader([&] {
-    const uint64_t errors = qp.counters.error_cqes;
-    execute_and_retire(qp, local);
-    if (qp.counters.error_cqes != errors) {
-      const uint64_t slot = cqe_slot(qp.send_cq, qp.send_cq.produced - 1);  // entry 0 if collapsed
-      syndrome = reinterpret_cast<const mlx5::mlx5_err_cqe*>(&qp.send_cq.cqes[slot])->syndrome;
-    }
-  });
+  lanes.leader([&] { syndrome = execute_and_retire(qp, local); });
   return Served{1, lanes.broadcast(syndrome)};
 }
 
@@ -446,6 +439,18 @@ DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t door
   add_count(qp.counters.bad_doorbells, v.counters.bad_doorbells - bad);
   qp.last_doorbell = v.last_doorbell;
   qp.sq_target = v.sq_target;
+}
+
+// The first CQE number of a window's `count` CQEs (reserve_cqes): the QP's own counter, or one add
+// to a shared CQ's counter by the leader, its result handed to every lane.
+template <typename Lanes>
+DISSECT_HD inline uint64_t reserve_window_cqes(const Lanes& lanes, const CqContext& cq,
+                                               uint32_t count) {
+  if (cq.shared_produced == nullptr || count == 0) return cq.produced;
+  uint64_t first = 0;
+  lanes.leader([&] { first = reserve_cqes(cq, count); });
+  const uint32_t high = lanes.broadcast(static_cast<uint32_t>(first >> 32));
+  return (uint64_t{high} << 32) | lanes.broadcast(static_cast<uint32_t>(first));
 }
 
 // What the leader needs to retire a window.
@@ -608,10 +613,10 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   // One clock read for the window's CQEs: on the host a clock_gettime each cost more than writing
   // the CQE; on the GPU every lane reads %globaltimer itself (one instruction, no shuffle).
   const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;
+  const uint64_t first_cqe = reserve_window_cqes(lanes, v.send_cq, popcount(cqe_mask));
   lanes.each(executed, [&](uint32_t k) {
     if ((cqe_mask >> k) & 1) {
-      complete_window_wqe<Completion>(v, w.wqe[k],
-                                      v.send_cq.produced + popcount(cqe_mask & ((1u << k) - 1)),
+      complete_window_wqe<Completion>(v, w.wqe[k], first_cqe + popcount(cqe_mask & ((1u << k) - 1)),
                                       stamp);
     }
   });

@@ -316,6 +316,102 @@ int run_shared(uint32_t threads) {
   return 0;
 }
 
+// QPs sharing one send CQ in GPU memory (nic.h CompletionQueue), each connected to itself, served
+// by different engine warps (QP q on warp q): thread q puts on QP q, and every thread's quiet polls
+// the one CQ for all of them (Sharing::shared: several pollers).
+constexpr uint32_t SHARED_CQ_QPS = 16, SHARED_CQ_PUTS = 96;
+
+DISSECT_HD inline uint64_t shared_cq_value(uint32_t q, uint32_t i) { return (uint64_t{q + 1} << 32) | (i + 1); }
+
+__global__ void shared_cq_puts(const nic::QpHandle* qps, uint8_t* dst, uint32_t rkey, bool wait,
+                               uint32_t* failures) {
+  using Policy = gda::ordering::gpu_fence;
+  const uint32_t q = threadIdx.x;
+  gda::Status s = gda::Status::ok;
+  for (uint32_t i = 0; i < SHARED_CQ_PUTS && s == gda::Status::ok; ++i) {
+    uint64_t end = 0;
+    s = gda::put_value<Policy, gda::Sharing::shared>(
+        qps[q], shared_cq_value(q, i), 8,
+        reinterpret_cast<uint64_t>(dst + (size_t{q} * SHARED_CQ_PUTS + i) * 8), rkey,
+        gda::Completion::signaled, &end);
+    if (s == gda::Status::ok && wait && i % 8 == 7) s = gda::quiet<Policy, gda::Sharing::shared>(qps[q]);
+  }
+  if (s != gda::Status::ok) atomicAdd(failures, 1u);
+}
+
+__global__ void shared_cq_quiet(const nic::QpHandle* qps, uint32_t* failures) {
+  using Policy = gda::ordering::gpu_fence;
+  if (gda::quiet<Policy, gda::Sharing::shared>(qps[threadIdx.x]) != gda::Status::ok) atomicAdd(failures, 1u);
+}
+
+// `stepped`: the engine stopped while a kernel posts, drain(), then a kernel polls (the form
+// compute-sanitizer runs); otherwise the engine runs beside the putting kernel.
+int run_shared_cq(bool stepped) {
+  if (device_count_or_skip() == 0) return SKIP;
+  softnic::SoftNicOptions o = softnic::gpu_engine_options();
+  o.start_engine = false;
+  softnic::SoftNic nic(o);
+  auto pd = nic.create_pd();
+  nic::CqAttributes c;
+  c.cqe_entries = 2048;  // 16 QPs x 128 WQEBBs
+  c.max_members = SHARED_CQ_QPS;
+  c.placement = nic::Placement::gpu;
+  auto cq = nic.create_cq(c);
+  const size_t bytes = size_t{SHARED_CQ_QPS} * SHARED_CQ_PUTS * 8;
+  auto* dst = static_cast<uint8_t*>(nic.allocate(bytes, nic::Placement::gpu));
+  const nic::MemoryRegion mr = pd->register_memory(dst, bytes, nic::ACCESS_ALL);
+  std::vector<std::unique_ptr<nic::QueuePair>> qps;
+  std::vector<nic::QpHandle> handles;
+  for (uint32_t q = 0; q < SHARED_CQ_QPS; ++q) {
+    nic::QpAttributes a;
+    a.sq_wqebbs = 128;
+    a.placement = nic::Placement::gpu;
+    a.send_cq = cq.get();
+    qps.push_back(pd->create_qp(a));
+    qps.back()->connect(qps.back()->endpoint());
+    handles.push_back(qps.back()->handle());
+    GT_CHECK(handles.back().send_cq.shared == cq->handle().shared, "QP %u's handle names another CQ", q);
+  }
+  auto* device_handles = static_cast<nic::QpHandle*>(nic.allocate(sizeof(nic::QpHandle) * SHARED_CQ_QPS, nic::Placement::gpu));
+  auto* failures = static_cast<uint32_t*>(nic.allocate(64, nic::Placement::host));
+  Stream stream(0);
+  GT_CHECK(cudaMemcpyAsync(device_handles, handles.data(), sizeof(nic::QpHandle) * SHARED_CQ_QPS,
+                           cudaMemcpyHostToDevice, stream.s) == cudaSuccess && wait_stream(stream.s, 15),
+           "copy of the handles");
+  *failures = 0;
+  softnic::preload_kernel(reinterpret_cast<const void*>(&shared_cq_puts), "shared_cq_puts");
+  softnic::preload_kernel(reinterpret_cast<const void*>(&shared_cq_quiet), "shared_cq_quiet");
+  if (!stepped) nic.start();
+  shared_cq_puts<<<1, SHARED_CQ_QPS, 0, stream.s>>>(device_handles, dst, mr.rkey, !stepped, failures);
+  GT_CHECK(wait_stream(stream.s, 15), "putting kernel did not finish: %s", nic.describe_status().c_str());
+  if (stepped) nic.drain();
+  shared_cq_quiet<<<1, SHARED_CQ_QPS, 0, stream.s>>>(device_handles, failures);
+  GT_CHECK(wait_stream(stream.s, 15), "quiet kernel did not finish: %s", nic.describe_status().c_str());
+  GT_CHECK(*failures == 0, "%u QPs failed", *failures);
+  const auto landed = read_back(dst, bytes, stream.s);
+  for (uint32_t q = 0; q < SHARED_CQ_QPS; ++q) {
+    for (uint32_t i = 0; i < SHARED_CQ_PUTS; ++i) {
+      uint64_t v;
+      std::memcpy(&v, &landed[(size_t{q} * SHARED_CQ_PUTS + i) * 8], 8);
+      GT_CHECK(v == shared_cq_value(q, i), "QP %u put %u landed %llx", q, i, static_cast<unsigned long long>(v));
+    }
+  }
+  nic::SharedCqState state;
+  const auto raw = read_back(cq->handle().shared, sizeof state, stream.s);
+  std::memcpy(&state, raw.data(), sizeof state);
+  GT_CHECK(state.ci == uint64_t{SHARED_CQ_QPS} * SHARED_CQ_PUTS, "the CQ's pollers consumed %llu CQEs",
+           static_cast<unsigned long long>(state.ci));
+  GT_CHECK(state.orphan_cqes == 0, "%llu orphan CQEs", static_cast<unsigned long long>(state.orphan_cqes));
+  nic.stop();
+  qps.clear();
+  cq.reset();
+  pd->deregister_memory(mr);
+  std::printf("ok: %u QPs on %u engine warps shared one CQ (%s): %u puts landed, %llu CQEs polled\n",
+              SHARED_CQ_QPS, SHARED_CQ_QPS, stepped ? "stepped" : "engine running",
+              SHARED_CQ_QPS * SHARED_CQ_PUTS, static_cast<unsigned long long>(state.ci));
+  return 0;
+}
+
 __global__ void never_launched_before(uint32_t* word, uint32_t value) { *word = value; }
 
 int run_never_launched_kernel() {
@@ -658,6 +754,8 @@ int main(int argc, char** argv) {
       {"restart", [] { return run_restart(); }},
       {"stepped_engine", [] { return run_stepped_engine(); }},
       {"window_order", [] { return run_window_order(); }},
+      {"shared_cq", [] { return run_shared_cq(false); }},
+      {"shared_cq_stepped", [] { return run_shared_cq(true); }},
       {"error_cqe_reported", [] { return run_error_cqe(); }},
       {"deregistered_key", [] { return run_deregistered_key(); }},
       {"pe_one_gpu", [] { return run_pe_layout("one-gpu", EngineKind::gpu_kernel, nic::Placement::gpu); }},

@@ -40,12 +40,17 @@ struct CqContext {
   mlx5::mlx5_cqe64* cqes;
   uint32_t cqe_count;  // power of two
   uint32_t cqn;
-  uint64_t produced;   // CQEs written (free-running): sets the slot and the owner bit
+  uint64_t produced;   // CQEs written for this QP (free-running): sets the slot and the owner bit
+                       // of a CQ of its own
   // 1: a collapsed CQ (PRM CQ context cc = 1): CQE n is written to entry 0, not n % cqe_count,
   // and its owner bit is still that of n (bit log2(cqe_count) of the producer counter, as the
   // counter keeps counting); only the address collapses. write_cqe_at applies it.
   uint32_t collapsed;
   uint32_t reserved;
+  // A CQ shared with other QPs (nic::CompletionQueue): the CQ's producer counter, in engine
+  // memory, which every member QP's engine reserves its CQE numbers from (reserve_cqes); null for
+  // a CQ of this QP alone.
+  uint64_t* shared_produced;
 };
 
 // The counters a NIC keeps, per QP; the canonical names are those of telemetry's hw vocabulary.
