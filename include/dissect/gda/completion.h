@@ -74,10 +74,10 @@ DISSECT_HD inline const nic::QpHandle* shared_cq_member(const nic::SharedCqState
 
 // A CQ several QPs share (nic::CompletionQueue): consumes every CQE available now, each retiring
 // WQEs of the member its QPN names; returns how many. Any member's poll serves every member, so
-// a member's cons_idx also moves under other pollers: it and the member's error only ever grow,
-// through atomics, whatever S is. S: exclusive when one thread polls the CQ (it waits on every
-// member itself, as a PE-wide quiet does), shared when several do (each CQE claimed with a CAS
-// on the CQ's ci after it was read, as poll_cq's shared pollers claim theirs).
+// a member's cons_idx moves under whichever thread polls. S: exclusive when one thread polls the
+// CQ and waits on every member itself (a PE-wide quiet): plain updates, as poll_cq's; shared when
+// several threads do: each CQE claimed with a CAS on the CQ's ci after it was read, a member's
+// cons_idx raised with an atomic max and its first error kept with a CAS.
 template <typename Ordering, Sharing S>
 DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
   const nic::CqHandle& cq = qp.send_cq;
@@ -96,7 +96,8 @@ DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
       continue;
     }
     ++consumed;
-    const nic::QpHandle* member = shared_cq_member(*shared, qpn);
+    // The QP polled is the member most CQEs name when its thread waits on it: no lookup.
+    const nic::QpHandle* member = qpn == qp.qpn ? &qp : shared_cq_member(*shared, qpn);
     if (member == nullptr) {  // a QP that left the CQ with CQEs still in it
       add_relaxed<Scope::gpu>(&shared->orphan_cqes, 1);
       continue;
@@ -106,7 +107,14 @@ DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
     if (mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR) {
       record_cq_error(*member, cqe, start), note_error<Ordering, S>(*member);
     }
-    const uint64_t previous = fetch_max<Scope::gpu>(&member->state->cons_idx, retired);
+    nic::SendQueueState* state = member->state;
+    uint64_t previous = 0;
+    if constexpr (S == Sharing::exclusive) {
+      previous = state->cons_idx;
+      if (retired > previous) state->cons_idx = retired;
+    } else {
+      previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
+    }
     note_retired<Ordering, S>(*member, retired > previous ? previous : retired, retired);
   }
 }

@@ -441,16 +441,23 @@ DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t door
   qp.sq_target = v.sq_target;
 }
 
-// The first CQE number of a window's `count` CQEs (reserve_cqes): the QP's own counter, or one add
-// to a shared CQ's counter by the leader, its result handed to every lane.
+// One add to a shared CQ's counter by the leader (reserve_cqes), its result handed to every lane.
+// Out of line: the engine warp is bound by instruction fetch, and a QP of its own CQ never runs it.
 template <typename Lanes>
-DISSECT_HD inline uint64_t reserve_window_cqes(const Lanes& lanes, const CqContext& cq,
-                                               uint32_t count) {
-  if (cq.shared_produced == nullptr || count == 0) return cq.produced;
+DISSECT_HD DISSECT_COLD uint64_t reserve_shared_cqes(const Lanes& lanes, const CqContext& cq,
+                                                     uint32_t count) {
   uint64_t first = 0;
   lanes.leader([&] { first = reserve_cqes(cq, count); });
   const uint32_t high = lanes.broadcast(static_cast<uint32_t>(first >> 32));
   return (uint64_t{high} << 32) | lanes.broadcast(static_cast<uint32_t>(first));
+}
+
+// The first CQE number of a window's `count` CQEs: the QP's own counter, or a shared CQ's.
+template <typename Lanes>
+DISSECT_HD inline uint64_t reserve_window_cqes(const Lanes& lanes, const CqContext& cq,
+                                               uint32_t count) {
+  if (cq.shared_produced == nullptr || count == 0) return cq.produced;
+  return reserve_shared_cqes(lanes, cq, count);
 }
 
 // What the leader needs to retire a window.
