@@ -505,7 +505,7 @@ def host_ringer(R, P):
         return Verdict(NOT_MEASURABLE, "—", "gpu-rate on 16 QPs with --doorbell direct and cpu-assisted missing")
     share = res.p50(host[0], "message rate") / res.p50(gpu[0], "message rate")
     text = (f"host thread ringing for GPU-built WQEs, 16 QPs: {fmt(res.p50(host[0], 'message rate'))} Mmsg/s = "
-            f"{share * 100:.0f} % of GPU submission's {fmt(res.p50(gpu[0], 'message rate'))} (paper 258 of 260)")
+            f"{share * 100:.1f} % of GPU submission's {fmt(res.p50(gpu[0], 'message rate'))} (paper 258 of 260)")
     return Verdict(REPRODUCED if share >= 0.9 else DIFFERS, text + bound_note([gpu[0], host[0]]),
                    "GPU submission is not needed for the rate" if share >= 0.9 else "below 90 % of GPU submission",
                    [gpu[0], host[0]])
