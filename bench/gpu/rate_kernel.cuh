@@ -96,9 +96,9 @@ __device__ inline uint32_t rate_wqebbs(const RateArgs& a) {
 
 // The ordering policies (gda/ordering.h): GPU scope for the engine kernel reading GPU-resident
 // queues and doorbells; system scope when a host thread forwards the doorbell (cpu-assisted: the
-// host observes the mailbox store, nic.h).
+// host observes the mailbox store, nic.h): one system-scope release fence a doorbell.
 using DirectPolicy = gda::ordering::gpu_fence;
-using CpuAssistedPolicy = gda::ordering::system_fence;
+using CpuAssistedPolicy = gda::ordering::system_release_fence;
 
 inline constexpr uint32_t MAX_QPS_PER_THREAD = 32;
 

@@ -140,6 +140,25 @@ struct system_fence {
   DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
 };
 
+// gpu_fence at system scope: one system-scope release fence after the WQE stores, then a relaxed
+// dbrec and a relaxed system-scope doorbell store. What a doorbell observed outside the GPU needs
+// (a host forwarder's acquire of the cpu-assisted mailbox, nic.h: fence-release then a morally
+// strong store synchronises with it), at one fence a doorbell where system_fence pays two. Not a
+// row of Table 4 (the paper's rows are below).
+struct system_release_fence {
+  static constexpr const char* name = "System-scope release fence";
+  static constexpr const char* key = "system-release-fence";
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    fence_release<Scope::system>();
+    plain_store(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    store_relaxed<Scope::system>(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
+};
+
 // Calls f.template operator()<Policy>() for every policy, in Table 4's row order.
 template <typename F>
 void for_each_policy(F&& f) {

@@ -36,9 +36,10 @@ Placement placement_from_string(const std::string& name);  // throws InvalidArgu
 //    dbrec is still written by the submitter. Forwarded doorbells never go backwards, and several
 //    submitter doorbells may reach the NIC as one (the forwarder forwards the latest value).
 //    The submitter MUST order its WQE and payload stores before the mailbox store at system scope
-//    (gda::ordering::system_fence or system_release_store): the observer of that store is a host
-//    thread, outside the GPU, and a GPU-scope fence does not order anything for it. The ordering
-//    policy is a compile-time parameter of the submitter, so the provider cannot check it.
+//    (gda::ordering::system_release_fence, system_fence or system_release_store): the observer of
+//    that store is a host thread, outside the GPU, and a GPU-scope fence does not order anything
+//    for it. The ordering policy is a compile-time parameter of the submitter, so the provider
+//    cannot check it.
 enum class DoorbellPath { direct, cpu_assisted };
 const char* to_string(DoorbellPath path);
 DoorbellPath doorbell_path_from_string(const std::string& name);  // throws InvalidArgument naming it

@@ -24,8 +24,9 @@ using dissect::gputest::SKIP;
 
 namespace {
 
-// The mailbox's observer is a host thread: the submitter needs a system-scope policy (nic.h).
-using Policy = gda::ordering::system_fence;
+// The mailbox's observer is a host thread: the submitter needs a system-scope policy (nic.h);
+// the one gpu-rate's cpu-assisted rows use (one system-scope release fence a doorbell).
+using Policy = gda::ordering::system_release_fence;
 constexpr uint32_t kWrites = 512;
 constexpr uint32_t kSlot = 64;
 constexpr uint32_t kSignalEvery = 16;  // signalled WQEs retire the ring's slots for reuse
