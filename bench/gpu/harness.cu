@@ -180,7 +180,7 @@ std::vector<double> to_ns(const unsigned long long* cycles, uint32_t n, const Ti
   return out;
 }
 
-void add_run(GpuMetric& metric, const std::vector<double>& ns) {
+void add_run(gpu::TimedMetric& metric, const std::vector<double>& ns) {
   const Percentiles p = percentiles(ns);
   metric.p10_ns.push_back(p.p10);
   metric.p50_ns.push_back(p.p50);
@@ -188,7 +188,7 @@ void add_run(GpuMetric& metric, const std::vector<double>& ns) {
   if (keep_gpu_samples()) metric.samples_ns.push_back(ns);
 }
 
-void add_run(GpuMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer) {
+void add_run(gpu::TimedMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer) {
   add_run(metric, to_ns(cycles, n, timer));
   const Percentiles p = percentiles(std::vector<double>(cycles, cycles + n));
   metric.p10_cycles.push_back(p.p10);
@@ -210,10 +210,10 @@ bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cud
   return true;
 }
 
-GpuExperimentResult base_result(const GpuExperimentConfig& config, const char* name,
+gpu::Measurement base_result(const GpuExperimentConfig& config, const char* name,
                                 const std::string& variant, const char* ordering,
                                 uint32_t bytes, bool is_inline) {
-  GpuExperimentResult r;
+  gpu::Measurement r;
   r.name = name;
   r.variant = variant;
   r.engine = config.engine;

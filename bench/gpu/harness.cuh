@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dissect/bench/gpu_experiments.h"
+#include "measurement.h"
 #include "dissect/bench/gpu_pe.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/cuda.h"
@@ -79,9 +80,9 @@ Percentiles percentiles(std::vector<double> values);
 std::vector<double> to_ns(const unsigned long long* cycles, uint32_t n, const Timer& timer);
 inline double clock_mhz(const Timer& t) { return t.ns ? double(t.cycles) * 1e3 / double(t.ns) : 0; }
 
-void add_run(GpuMetric& metric, const std::vector<double>& ns);
+void add_run(gpu::TimedMetric& metric, const std::vector<double>& ns);
 // A run timed in cycles: its ns (with the run's effective clock) and its cycle percentiles.
-void add_run(GpuMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer);
+void add_run(gpu::TimedMetric& metric, const unsigned long long* cycles, uint32_t n, const Timer& timer);
 
 // The samples copied back from device memory after a kernel.
 struct HostSamples {
@@ -129,7 +130,7 @@ RunTally run_on_fresh_pairs(const GpuExperimentConfig& config, Body&& body) {
 // [0, total_ops); reads back through a stream.
 bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream);
 
-GpuExperimentResult base_result(const GpuExperimentConfig& config, const char* name,
+gpu::Measurement base_result(const GpuExperimentConfig& config, const char* name,
                                 const std::string& variant, const char* ordering,
                                 uint32_t bytes, bool is_inline);
 
@@ -323,7 +324,7 @@ bool read_run(const PePair& pair, uint32_t run, RunTally& t, uint32_t n, Failure
 // validates the 8..length B payload slots of every op.
 template <typename Failure>
 void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const GpuExperimentConfig& config,
-                        uint32_t length, const char* what, GpuMetric& issue, GpuMetric& total,
+                        uint32_t length, const char* what, gpu::TimedMetric& issue, gpu::TimedMetric& total,
                         Failure&& failure) {
   auto& a = pair.pe[0];
   wait(a.stream, pair, what);
@@ -336,8 +337,8 @@ void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const GpuExperi
 }
 
 // The tally of a latency measurement into `result`.
-inline void finish_latency_result(const RunTally& tally, GpuMetric issue, GpuMetric total,
-                                  GpuExperimentResult& result) {
+inline void finish_latency_result(const RunTally& tally, gpu::TimedMetric issue, gpu::TimedMetric total,
+                                  gpu::Measurement& result) {
   result.metrics = {std::move(issue), std::move(total)};
   result.note += tally.note;
   result.payload_validated = tally.valid && tally.recorded > 0;
@@ -347,8 +348,8 @@ inline void finish_latency_result(const RunTally& tally, GpuMetric issue, GpuMet
 // Runs put_latency_kernel `config.runs` times on a fresh PE pair each run; fills `result`.
 template <typename Policy, Payload P, Counters C = Counters::registers>
 void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
-                         GpuExperimentResult& result) {
-  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+                         gpu::Measurement& result) {
+  gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];

@@ -2,7 +2,9 @@
 // one GPU-scope fence, an 8 B doorbell store, nothing else; no engine consumes it. Controls: the
 // same with no fence, and with a system-scope fence. The WQE slot and the doorbell word are in the
 // configuration's queue placement (GPU memory, or mapped host memory).
+#include "gpu_command.h"
 #include "harness.cuh"
+#include "to_report.h"
 
 namespace dissect::bench {
 namespace gpu {
@@ -36,9 +38,9 @@ __global__ void floor_kernel(uint8_t* wqe_ring, uint64_t* doorbell, uint32_t war
 }
 
 template <FloorFence F>
-GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char* variant) {
-  GpuExperimentResult r = base_result(config, "mechanism-floor", variant, variant, 64, true);
-  GpuMetric floor{"floor", {}, {}, {}};
+gpu::Measurement measure_floor(const GpuExperimentConfig& config, const char* variant) {
+  gpu::Measurement r = base_result(config, "mechanism-floor", variant, variant, 64, true);
+  gpu::TimedMetric floor{"floor", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t, RunTally& t) {
     auto& a = pair.pe[0];
     // A scratch ring and doorbell word in the queue placement (the PE's source buffer).
@@ -66,11 +68,22 @@ GpuExperimentResult measure_floor(const GpuExperimentConfig& config, const char*
 
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& config) {
+namespace {
+
+std::vector<Result> run_mechanism_floor(const GpuExperimentConfig& config) {
   config.progress.plan(3 * size_t{config.runs});
-  return {gpu::measure_floor<gpu::FloorFence::gpu>(config, "gpu-fence"),
-          gpu::measure_floor<gpu::FloorFence::none>(config, "no-fence"),
-          gpu::measure_floor<gpu::FloorFence::system>(config, "system-fence")};
+  return to_results({gpu::measure_floor<gpu::FloorFence::gpu>(config, "gpu-fence"),
+                     gpu::measure_floor<gpu::FloorFence::none>(config, "no-fence"),
+                     gpu::measure_floor<gpu::FloorFence::system>(config, "system-fence")},
+                    config);
 }
+
+int run_gpu_floor(const Arguments& a, Report& r) { return run_gpu_experiment(a, r, {&run_mechanism_floor}); }
+
+const bool registered = register_experiment(
+    {"gpu-floor", "bare mechanism floor: 64 B store + one fence + 8 B doorbell store",
+     run_gpu_floor, true});
+
+}  // namespace
 
 }  // namespace dissect::bench

@@ -7,13 +7,17 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/gpu_pe.h"
+#include "dissect/bench/progress.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/cuda.h"
 #include "dissect/gda/gda.h"
@@ -282,4 +286,62 @@ std::vector<Result> run_nic_ceiling(const NicCeilingConfig& config) {
   return out;
 }
 
+namespace {
+
+std::vector<uint32_t> integer_list(const Arguments& a, const std::string& name,
+                                   const std::vector<uint32_t>& fallback, uint32_t min,
+                                   uint32_t max, const std::string& about) {
+  const std::vector<uint64_t> wide(fallback.begin(), fallback.end());
+  std::vector<uint32_t> out;
+  for (uint64_t v : a.integers(name, wide, min, max, about)) out.push_back(static_cast<uint32_t>(v));
+  return out;
+}
+
+// parse: the flags into a NicCeilingConfig, refused by name before anything runs.
+NicCeilingConfig parse_nic_ceiling(const Arguments& a) {
+  a.provider({"softnic"});
+  // --raw needs nothing here: main's set_keep_raw_samples reaches summarize(), which keeps the
+  // latency's samples and each run's per-round rates.
+  NicCeilingConfig c;
+  const bool quick = a.flag("quick", "QPs 1 and 64, sizes 8 and 4096 B, 4 rounds, 2 runs");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
+  c.engine_warps_per_cta = static_cast<uint32_t>(a.integer(
+      "engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
+  c.qps = integer_list(a, "qps", quick ? std::vector<uint32_t>{1, 64} : c.qps, 1, 1024,
+                       "loopback QP counts, a comma list: every one is measured at every size");
+  c.sizes = integer_list(a, "sizes", quick ? std::vector<uint32_t>{8, 4096} : c.sizes, 1, 1u << 20,
+                         "payload of each write, bytes, a comma list (8 and below: inline from a register)");
+  c.depth = static_cast<uint32_t>(
+      a.power_of_two("depth", c.depth, 32768, "WQEs per QP per round, rung with one doorbell, the last signalled"));
+  c.rounds = static_cast<uint32_t>(a.integer("rounds", quick ? 4 : c.rounds, 1, 1000,
+                                             "timed rounds per run, after one warm-up round"));
+  c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100, flag_help::RUNS));
+  a.check_all_used();
+  return c;
+}
+
+int run_nic_ceiling_command(const Arguments& a, Report& report) {
+  NicCeilingConfig c = parse_nic_ceiling(a);
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  Progress progress("nic-ceiling", nic_ceiling_cases(c));
+  c.case_done = [&progress](const std::string& label) { progress.done(label); };
+  int status = 0;
+  for (Result& r : run_nic_ceiling(c)) {
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+  }
+  return status;
+}
+
+const bool registered = register_experiment(
+    {"nic-ceiling", "the NIC model's own capacity: msg/s and GB/s by QP count and payload, doorbell-to-CQE latency",
+     run_nic_ceiling_command, true});
+
+}  // namespace
 }  // namespace dissect::bench

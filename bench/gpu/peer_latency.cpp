@@ -1,6 +1,8 @@
 #include "peer_latency.h"
 
 #include "dissect/common/error.h"
+#include "gpu_command.h"
+#include "to_report.h"
 
 namespace dissect::bench {
 
@@ -34,7 +36,7 @@ void check_latency_path(const GpuExperimentConfig& c) {
   }
 }
 
-std::vector<GpuExperimentResult> run_peer_single_operation(const GpuExperimentConfig& c) {
+std::vector<gpu::Measurement> run_peer_single_operation(const GpuExperimentConfig& c) {
   check_latency_path(c);
   c.progress.plan(2 * size_t{c.runs});  // each library: inline and pointer, put+completion
 #if DISSECT_HAVE_GDAKI
@@ -46,15 +48,30 @@ std::vector<GpuExperimentResult> run_peer_single_operation(const GpuExperimentCo
   throw InvalidArgument("--path " + c.path + ": not a peer path");
 }
 
-std::vector<GpuExperimentResult> run_gdaki_ablation_experiment(const GpuExperimentConfig& c) {
+namespace {
+
+// gpu-gdaki-ablation: issue and put+completion of one 8 B inline put for a ladder of paths from
+// mini-gda's to DOCA's doca_gpu_dev_verbs_p, one DOCA behaviour added a row (peers/gdaki_ablation.cu).
+// Throws InvalidArgument as check_latency_path does for --path gdaki.
+std::vector<Result> run_gdaki_ablation_experiment(const GpuExperimentConfig& c) {
   GpuExperimentConfig gdaki = c;
   gdaki.path = "gdaki";
   check_latency_path(gdaki);
 #if DISSECT_HAVE_GDAKI
-  return run_gdaki_ablation(gdaki);
+  return to_results(run_gdaki_ablation(gdaki), gdaki);
 #else
   throw InvalidArgument("gpu-gdaki-ablation: no GDAKI adapter in this build");
 #endif
 }
+
+int run_gpu_gdaki_ablation(const Arguments& a, Report& r) {
+  return run_gpu_experiment(a, r, {&run_gdaki_ablation_experiment, false, /*fixed_path=*/"gdaki"});
+}
+
+const bool registered = register_experiment(
+    {"gpu-gdaki-ablation", "one GPU thread, one 8 B inline put: mini-gda to DOCA GPUNetIO's doca_gpu_dev_verbs_p, one DOCA behaviour a row (Table 3's gap)",
+     run_gpu_gdaki_ablation, true});
+
+}  // namespace
 
 }  // namespace dissect::bench

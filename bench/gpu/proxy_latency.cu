@@ -21,7 +21,8 @@
 #include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/proxy/handoff.h"
 #include "harness.cuh"
-#include "proxy_latency.h"
+#include "gpu_command.h"
+#include "to_report.h"
 
 namespace dissect::bench {
 namespace gpu {
@@ -226,7 +227,7 @@ RunSamples collect(const Run& run, uint32_t n, const char* what) {
 }
 
 struct Accumulated {
-  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}}, trip{"round trip", {}, {}, {}};
+  gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}}, trip{"round trip", {}, {}, {}};
   double clock_sum = 0;
   uint32_t clocks = 0;
   bool valid = true;
@@ -296,10 +297,10 @@ std::string shape_note(const Accumulated& acc) {
 }
 
 template <Mode M>
-GpuExperimentResult measure_handoff(const GpuExperimentConfig& config, const char* variant,
+gpu::Measurement measure_handoff(const GpuExperimentConfig& config, const char* variant,
                                     const char* ordering) {
   const proxy::Handoff kind = M == Mode::baseline ? proxy::Handoff::baseline : proxy::Handoff::tuned;
-  GpuExperimentResult r = base_result(config, "proxy-latency", variant, ordering, 8, false);
+  gpu::Measurement r = base_result(config, "proxy-latency", variant, ordering, 8, false);
   Accumulated acc;
   for (uint32_t run = 0; run < config.runs; ++run) {
     measure_run<M>(config, kind, run, &acc);
@@ -313,8 +314,8 @@ GpuExperimentResult measure_handoff(const GpuExperimentConfig& config, const cha
 }
 
 template <StoreKind K>
-GpuExperimentResult measure_store16(const GpuExperimentConfig& config, const char* variant, const char* ordering) {
-  GpuExperimentResult r = base_result(config, "proxy-latency", variant, ordering, 16, false);
+gpu::Measurement measure_store16(const GpuExperimentConfig& config, const char* variant, const char* ordering) {
+  gpu::Measurement r = base_result(config, "proxy-latency", variant, ordering, 16, false);
   Accumulated acc;
   const uint32_t n = config.iterations;
   for (uint32_t run = 0; run < config.runs; ++run) {
@@ -338,7 +339,7 @@ GpuExperimentResult measure_store16(const GpuExperimentConfig& config, const cha
 }
 
 // Issue #4's criterion, stated on the tuned row: tuned issue / posted 16 B store (p50 of runs).
-void note_ratio(GpuExperimentResult* tuned, const GpuExperimentResult& posted) {
+void note_ratio(gpu::Measurement* tuned, const gpu::Measurement& posted) {
   const double reference = posted.metrics.empty() ? 0 : summary_p50(posted.metrics[0]);
   const double issue = tuned->metrics.empty() ? 0 : summary_p50(tuned->metrics[0]);
   if (reference <= 0 || issue <= 0) return;
@@ -351,29 +352,41 @@ void note_ratio(GpuExperimentResult* tuned, const GpuExperimentResult& posted) {
 }  // namespace
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_gpu_proxy_latency(const GpuExperimentConfig& config) {
+namespace {
+
+std::vector<Result> run_gpu_proxy_latency(const GpuExperimentConfig& config) {
   using namespace gpu;
   config.progress.plan(6 * size_t{config.runs});  // two reference stores, four handoffs
-  GpuExperimentResult posted = measure_store16<StoreKind::posted>(
+  gpu::Measurement posted = measure_store16<StoreKind::posted>(
       config, "16B posted store (reference)", "st.global.v2.u64 (posted, unordered)");
-  GpuExperimentResult release = measure_store16<StoreKind::release>(
+  gpu::Measurement release = measure_store16<StoreKind::release>(
       config, "16B release store (reference)", "st.release.sys.v2.u64");
-  GpuExperimentResult baseline = measure_handoff<Mode::baseline>(
+  gpu::Measurement baseline = measure_handoff<Mode::baseline>(
       config, "baseline", "fetch-add head, PCIe tail read, st.release.sys ready flag");
-  GpuExperimentResult tuned = measure_handoff<Mode::tuned>(
+  gpu::Measurement tuned = measure_handoff<Mode::tuned>(
       config, "tuned", "OwnedRing: head, cached tail in registers; posted st.relaxed.sys.v2.u64 "
       "descriptor; payload ordered before the span (order_payloads)");
-  GpuExperimentResult fenced = measure_handoff<Mode::tuned_fenced>(
+  gpu::Measurement fenced = measure_handoff<Mode::tuned_fenced>(
       config, "tuned + payload fence", "as tuned, with order_payloads() (fence.sc.sys) in the span");
-  GpuExperimentResult handle = measure_handoff<Mode::tuned_release>(
+  gpu::Measurement handle = measure_handoff<Mode::tuned_release>(
       config, "tuned, handle + release", "head, cached tail in GPU memory; st.release.sys.v2.u64");
   note_ratio(&tuned, posted);
-  for (GpuExperimentResult* r : {&posted, &release, &baseline, &tuned, &fenced, &handle}) {
+  for (gpu::Measurement* r : {&posted, &release, &baseline, &tuned, &fenced, &handle}) {
     r->engine = "host-thread";
     r->placement = "host";
     r->pe_layout = "one-gpu";
   }
-  return {baseline, tuned, fenced, handle, posted, release};
+  return to_results({baseline, tuned, fenced, handle, posted, release}, config);
 }
+
+int run_gpu_proxy(const Arguments& a, Report& r) {
+  return run_gpu_experiment(a, r, {&run_gpu_proxy_latency, false, nullptr, true, /*on_pe_pair=*/false});
+}
+
+const bool registered = register_experiment(
+    {"gpu-proxy-latency", "one GPU thread through the proxy: baseline vs tuned handoff, 16 B store reference (Table 3)",
+     run_gpu_proxy, true});
+
+}  // namespace
 
 }  // namespace dissect::bench

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "dissect/bench/gpu_experiments.h"
+#include "measurement.h"
 
 namespace dissect::bench {
 namespace {
@@ -13,7 +14,7 @@ std::atomic<bool> keep_samples{false};
 void set_keep_gpu_samples(bool keep) { keep_samples = keep; }
 bool keep_gpu_samples() { return keep_samples; }
 
-double summary_p50(const GpuMetric& m) {
+double gpu::summary_p50(const TimedMetric& m) {
   if (m.p50_ns.empty()) return 0;
   std::vector<double> v = m.p50_ns;
   std::sort(v.begin(), v.end());

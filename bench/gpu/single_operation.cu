@@ -1,7 +1,9 @@
 // Table 3 (paper §4.1): issue, put+completion and round trip of one 8 B put by one GPU thread,
 // inline and pointer, with at most one operation outstanding.
+#include "gpu_command.h"
 #include "harness.cuh"
 #include "peer_latency.h"
+#include "to_report.h"
 
 namespace dissect::bench {
 namespace gpu {
@@ -74,8 +76,8 @@ __global__ void round_trip_kernel(nic::QpHandle qp, RoundTripSide side, OpCount 
 }
 
 template <typename Policy, bool Inline>
-void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& result) {
-  GpuMetric rtt{"round trip", {}, {}, {}};
+void measure_round_trip(const GpuExperimentConfig& config, gpu::Measurement& result) {
+  gpu::TimedMetric rtt{"round trip", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -114,13 +116,13 @@ void measure_round_trip(const GpuExperimentConfig& config, GpuExperimentResult& 
 
 template <typename Policy>
 void single_operation_with(const GpuExperimentConfig& config,
-                           std::vector<GpuExperimentResult>& out) {
+                           std::vector<gpu::Measurement>& out) {
   for (const bool is_inline : {true, false}) {
     const char* variant = is_inline ? "inline" : "pointer";
-    GpuExperimentResult r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
+    gpu::Measurement r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
     if (is_inline) measure_put_latency<Policy, Payload::inline_value>(config, 8, r);
     else measure_put_latency<Policy, Payload::pointer>(config, 8, r);
-    GpuExperimentResult rt = base_result(config, "latency", variant, Policy::key, 8, is_inline);
+    gpu::Measurement rt = base_result(config, "latency", variant, Policy::key, 8, is_inline);
     if (is_inline) measure_round_trip<Policy, true>(config, rt);
     else measure_round_trip<Policy, false>(config, rt);
     r.metrics.push_back(rt.metrics.at(0));
@@ -133,7 +135,7 @@ void single_operation_with(const GpuExperimentConfig& config,
   // register copy saves (a dependent load of resv_head, and of cons_idx once the ring wraps).
   for (const bool is_inline : {true, false}) {
     const std::string variant = std::string(is_inline ? "inline" : "pointer") + ", counters in memory";
-    GpuExperimentResult r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
+    gpu::Measurement r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
     if (is_inline) measure_put_latency<Policy, Payload::inline_value, Counters::memory>(config, 8, r);
     else measure_put_latency<Policy, Payload::pointer, Counters::memory>(config, 8, r);
     r.note += "QP counters read from SendQueueState at every reservation";
@@ -143,17 +145,29 @@ void single_operation_with(const GpuExperimentConfig& config,
 
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_single_operation(const GpuExperimentConfig& config) {
-  if (config.path != "mini-gda") return run_peer_single_operation(config);  // --path
+namespace {
+
+std::vector<Result> run_single_operation(const GpuExperimentConfig& config) {
+  if (config.path != "mini-gda") return to_results(run_peer_single_operation(config), config);  // --path
   // Per ordering: inline and pointer, each a put and a round trip, then both with counters in memory.
   config.progress.plan(6 * size_t{config.runs});
-  std::vector<GpuExperimentResult> out;
+  std::vector<gpu::Measurement> out;
   if (gpu::engine_needs_system_scope(config)) {
     gpu::single_operation_with<gda::ordering::system_release_store>(config, out);
   } else {
     gpu::single_operation_with<gda::ordering::gpu_fence>(config, out);
   }
-  return out;
+  return to_results(out, config);
 }
+
+int run_gpu_latency(const Arguments& a, Report& r) {
+  return run_gpu_experiment(a, r, {&run_single_operation, /*takes_path=*/true});
+}
+
+const bool registered = register_experiment(
+    {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3); --path mini-gda|gdaki|nvshmem-ibgda",
+     run_gpu_latency, true});
+
+}  // namespace
 
 }  // namespace dissect::bench

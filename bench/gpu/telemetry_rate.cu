@@ -20,7 +20,8 @@
 
 #include "dissect/nic/qp_counters.h"
 #include "harness.cuh"
-#include "telemetry_rate.h"
+#include "gpu_command.h"
+#include "to_report.h"
 
 namespace dissect::bench {
 namespace gpu {
@@ -76,12 +77,12 @@ struct Variant {
   uint64_t n;    // 0 = telemetry off (null slot)
   bool counted;  // the hooks compiled in (gda::counted)
   telemetry::QpCounters* block = nullptr;
-  GpuMetric wall{"ns per message", {}, {}, {}};
-  GpuMetric issue{"issue ns per message", {}, {}, {}};
+  gpu::TimedMetric wall{"ns per message", {}, {}, {}};
+  gpu::TimedMetric issue{"issue ns per message", {}, {}, {}};
   std::string problems;
 };
 
-void add_value(GpuMetric& metric, double value) {
+void add_value(gpu::TimedMetric& metric, double value) {
   metric.p10_ns.push_back(value);
   metric.p50_ns.push_back(value);
   metric.p90_ns.push_back(value);
@@ -105,7 +106,7 @@ std::string check_block(const telemetry::QpCounters& c, uint64_t sent) {
 }
 
 template <typename Policy>
-std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> measure(const GpuExperimentConfig& config) {
   const uint64_t messages = uint64_t{config.iterations} * 256 / BATCH * BATCH;
   const uint64_t warmup = uint64_t{config.warmup} * BATCH;
   Variant variants[] = {{"compiled out", 0, false}, {"off", 0, true}, {"N=1", 1, true},
@@ -171,9 +172,9 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
   }
   const double out_ns = summary_p50(variants[0].wall);
   const double off_ns = summary_p50(variants[1].wall);
-  std::vector<GpuExperimentResult> results;
+  std::vector<gpu::Measurement> results;
   for (Variant& v : variants) {
-    GpuExperimentResult r = base_result(config, "telemetry-rate", v.name, Policy::key, BYTES, false);
+    gpu::Measurement r = base_result(config, "telemetry-rate", v.name, Policy::key, BYTES, false);
     r.metrics = {v.wall, v.issue};
     r.sm_clock_mhz = clock_sum / std::max<size_t>(1, config.runs * std::size(variants));
     r.payload_validated = v.problems.empty() && !v.wall.p50_ns.empty();
@@ -195,11 +196,23 @@ std::vector<GpuExperimentResult> measure(const GpuExperimentConfig& config) {
 }  // namespace
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_gpu_telemetry_rate(const GpuExperimentConfig& config) {
+namespace {
+
+std::vector<Result> run_gpu_telemetry_rate(const GpuExperimentConfig& config) {
   if (gpu::engine_needs_system_scope(config)) {
-    return gpu::measure<gda::ordering::system_release_store>(config);
+    return to_results(gpu::measure<gda::ordering::system_release_store>(config), config);
   }
-  return gpu::measure<gda::ordering::gpu_fence>(config);
+  return to_results(gpu::measure<gda::ordering::gpu_fence>(config), config);
 }
+
+int run_gpu_telemetry(const Arguments& a, Report& r) {
+  return run_gpu_experiment(a, r, {&run_gpu_telemetry_rate, false, nullptr, /*per_sample=*/false});
+}
+
+const bool registered = register_experiment(
+    {"gpu-telemetry-rate", "one GPU thread, 8 B writes, 16 per doorbell: rate and issue time with telemetry compiled out, off and at N = 1, 4, 16, 64",
+     run_gpu_telemetry, true});
+
+}  // namespace
 
 }  // namespace dissect::bench

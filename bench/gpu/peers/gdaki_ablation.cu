@@ -256,8 +256,8 @@ std::string status_text(uint32_t status) {
 // One row: `launch(pair)` runs the row's kernel on PE 0's stream to its end; the rest is
 // measure_put_latency's.
 template <typename Launch>
-void measure(const GpuExperimentConfig& config, GpuExperimentResult& result, Launch&& launch) {
-  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+void measure(const GpuExperimentConfig& config, gpu::Measurement& result, Launch&& launch) {
+  gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -273,7 +273,7 @@ void measure(const GpuExperimentConfig& config, GpuExperimentResult& result, Lau
 }
 
 template <Step S>
-void measure_step(const GpuExperimentConfig& config, GpuExperimentResult& result) {
+void measure_step(const GpuExperimentConfig& config, gpu::Measurement& result) {
   measure(config, result, [&](PePair& pair) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -289,7 +289,7 @@ void measure_step(const GpuExperimentConfig& config, GpuExperimentResult& result
   });
 }
 
-void measure_doca(const GpuExperimentConfig& config, GpuExperimentResult& result) {
+void measure_doca(const GpuExperimentConfig& config, gpu::Measurement& result) {
   measure(config, result, [&](PePair& pair) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -311,18 +311,18 @@ std::string signed_ns(double ns) {
 }  // namespace
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_gdaki_ablation(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> run_gdaki_ablation(const GpuExperimentConfig& config) {
   struct Row {
     const char* variant;
     const char* ordering;
     const char* adds;
-    void (*measure)(const GpuExperimentConfig&, GpuExperimentResult&);
+    void (*measure)(const GpuExperimentConfig&, gpu::Measurement&);
   };
   const Row rows[] = {
       {"1 mini-gda", "gpu-fence",
        "gda::put_value<gpu_fence>, OwnedQp: WQE; fence.acq_rel.gpu; dbrec st.volatile; doorbell "
        "st.relaxed.sys",
-       [](const GpuExperimentConfig& c, GpuExperimentResult& r) {
+       [](const GpuExperimentConfig& c, gpu::Measurement& r) {
          gpu::measure_put_latency<gda::ordering::gpu_fence, gpu::Payload::inline_value>(c, 8, r);
        }},
       {"2 + mmio doorbell", "gpu-fence, mmio doorbell",
@@ -348,10 +348,10 @@ std::vector<GpuExperimentResult> run_gdaki_ablation(const GpuExperimentConfig& c
        &gpu::measure_doca},
   };
   config.progress.plan(std::size(rows) * config.runs);
-  std::vector<GpuExperimentResult> out;
+  std::vector<gpu::Measurement> out;
   double previous_issue = 0, previous_total = 0;
   for (const Row& row : rows) {
-    GpuExperimentResult r = gpu::base_result(config, "gdaki-ablation", row.variant, row.ordering, 8, true);
+    gpu::Measurement r = gpu::base_result(config, "gdaki-ablation", row.variant, row.ordering, 8, true);
     row.measure(config, r);
     r.library = peers::gdaki::LIBRARY;
     r.library_version = peers::gdaki::version();

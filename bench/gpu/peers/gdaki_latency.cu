@@ -53,8 +53,8 @@ __global__ void gdaki_put_latency_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* src
 }
 
 template <bool Inline>
-void measure_gdaki(const GpuExperimentConfig& config, GpuExperimentResult& result) {
-  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+void measure_gdaki(const GpuExperimentConfig& config, gpu::Measurement& result) {
+  gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -77,11 +77,11 @@ void measure_gdaki(const GpuExperimentConfig& config, GpuExperimentResult& resul
 }  // namespace
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_gdaki_single_operation(const GpuExperimentConfig& config) {
-  std::vector<GpuExperimentResult> out;
+std::vector<gpu::Measurement> run_gdaki_single_operation(const GpuExperimentConfig& config) {
+  std::vector<gpu::Measurement> out;
   for (const bool is_inline : {true, false}) {
     const std::string variant = std::string("gdaki, ") + (is_inline ? "inline" : "pointer");
-    GpuExperimentResult r =
+    gpu::Measurement r =
         gpu::base_result(config, "latency", variant, "doca-gpu-sm-db", 8, is_inline);
     if (is_inline) gpu::measure_gdaki<true>(config, r);
     else gpu::measure_gdaki<false>(config, r);

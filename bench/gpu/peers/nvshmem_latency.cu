@@ -52,8 +52,8 @@ __global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, uint8
 }
 
 template <bool Inline>
-void measure_nvshmem(const GpuExperimentConfig& config, GpuExperimentResult& result) {
-  GpuMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+void measure_nvshmem(const GpuExperimentConfig& config, gpu::Measurement& result) {
+  gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -75,11 +75,11 @@ void measure_nvshmem(const GpuExperimentConfig& config, GpuExperimentResult& res
 }  // namespace
 }  // namespace gpu
 
-std::vector<GpuExperimentResult> run_nvshmem_single_operation(const GpuExperimentConfig& config) {
-  std::vector<GpuExperimentResult> out;
+std::vector<gpu::Measurement> run_nvshmem_single_operation(const GpuExperimentConfig& config) {
+  std::vector<gpu::Measurement> out;
   for (const bool is_inline : {true, false}) {
     const std::string variant = std::string("nvshmem-ibgda, ") + (is_inline ? "inline" : "pointer");
-    GpuExperimentResult r =
+    gpu::Measurement r =
         gpu::base_result(config, "latency", variant, "nvshmem-ibgda-membar", 8, is_inline);
     if (is_inline) gpu::measure_nvshmem<true>(config, r);
     else gpu::measure_nvshmem<false>(config, r);

@@ -10,13 +10,14 @@
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/bench/progress.h"
 #include "dissect/bench/results.h"
+#include "measurement.h"
 #include "to_report.h"
 
 namespace dissect::bench {
 namespace {
 
-GpuMetric two_runs(bool with_samples) {
-  GpuMetric m{"issue", {}, {}, {}};
+gpu::TimedMetric two_runs(bool with_samples) {
+  gpu::TimedMetric m{"issue", {}, {}, {}};
   m.p10_ns = {100, 200};
   m.p50_ns = {150, 250};
   m.p90_ns = {190, 290};
@@ -24,7 +25,7 @@ GpuMetric two_runs(bool with_samples) {
   return m;
 }
 
-nlohmann::json first_metric_json(const GpuMetric& m) {
+nlohmann::json first_metric_json(const gpu::TimedMetric& m) {
   Result r;
   r.experiment = "gpu-latency";
   r.label = "inline";

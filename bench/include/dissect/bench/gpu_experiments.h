@@ -1,6 +1,8 @@
-// The single-operation experiments of the paper's §4.1 on a GPU machine, with the softnic standing
-// in for the NIC (results are labelled provider = "softnic": they measure the GPU side of the
-// mechanism plus the model, not a ConnectX).
+// The configuration of the GPU experiments on the harness's PE pair (bench/gpu/harness.cuh): the
+// single-operation experiments of the paper's §4.1 on a GPU machine, with the softnic standing in
+// for the NIC (results are labelled provider = "softnic": they measure the GPU side of the
+// mechanism plus the model, not a ConnectX). Their flags are read in one place
+// (bench/gpu/gpu_command.h) and their results are the suite's Result (results.h).
 //
 // Setup (paper §4.1): one GPU thread, 8 B puts, at most one outstanding. Each op is timed in-kernel
 // with clock64() and converted to ns with the effective SM clock measured in the same run against
@@ -55,59 +57,12 @@ struct GpuExperimentConfig {
   GpuProgress progress;
 };
 
-struct GpuMetric {
-  std::string name;                 // "issue", "put+completion", "round trip", "floor"
-  // Each run's samples in measured order, ns; kept only under set_keep_gpu_samples(true) (--raw).
-  std::vector<std::vector<double>> samples_ns;
-  std::vector<double> p50_ns;       // one per run
-  std::vector<double> p10_ns;
-  std::vector<double> p90_ns;
-  // The same percentiles in SM cycles (clock64), where the metric was timed in cycles: Figure 5
-  // fits each time against the SM clock, and a cycle count is what stays when the clock moves.
-  std::vector<double> p50_cycles;
-  std::vector<double> p10_cycles;
-  std::vector<double> p90_cycles;
-};
-
-struct GpuExperimentResult {
-  std::string name;                  // e.g. "latency", "ordering", "inline-sweep", "mechanism-floor"
-  std::string variant;               // e.g. "inline", "pointer", the ordering key, "64B"
-  std::string provider = "softnic";
-  std::string engine;                // "gpu-kernel" | "host-thread"
-  std::string placement;             // "gpu" | "host"
-  std::string pe_layout;             // "one-gpu" | "two-gpus"
-  std::string ordering;              // ordering policy key (gda/ordering.h)
-  uint32_t payload_bytes = 8;
-  bool inline_payload = true;
-  double sm_clock_mhz = 0;           // effective, clock64 against globaltimer (mean over runs)
-  double globaltimer_step_ns = 0;    // smallest nonzero globaltimer delta seen
-  std::vector<GpuMetric> metrics;
-  bool payload_validated = false;    // every run's payload checked byte-exact
-  std::string note;                  // anything that went wrong (error CQE, skipped ...)
-  std::string library;               // a peer path's library and its version (headers' macros);
-  std::string library_version;       // empty for mini-gda
-};
-
-// Table 3: issue, put+completion and round trip, inline and pointer, with the engine's default
-// ordering (GPU-scope fence for the GPU engine, system-scope release for the host engine).
-std::vector<GpuExperimentResult> run_single_operation(const GpuExperimentConfig& config);
-// Table 4: issue and put+completion under every policy of gda/ordering.h, the unsafe one included.
-std::vector<GpuExperimentResult> run_ordering(const GpuExperimentConfig& config);
-// Figure 3a: inline payload 8..220 B, issue and put+completion.
-std::vector<GpuExperimentResult> run_inline_sweep(const GpuExperimentConfig& config);
-// The bare mechanism: a 64 B store, one GPU-scope fence, an 8 B doorbell store (and controls).
-std::vector<GpuExperimentResult> run_mechanism_floor(const GpuExperimentConfig& config);
-
-
-// --raw: the harness keeps every run's samples in GpuMetric::samples_ns (process-wide, as the CPU
+// --raw: the harness keeps every run's samples in gpu::TimedMetric::samples_ns (process-wide, as the CPU
 // experiments' set_keep_raw_samples; off by default: a run can hold millions of samples).
 void set_keep_gpu_samples(bool keep);
 bool keep_gpu_samples();
 
 // CUDA's name of `device` ("NVIDIA H200"), or "" when CUDA cannot say.
 std::string gpu_device_name(int device);
-
-// Median of the per-run p50s.
-double summary_p50(const GpuMetric& metric);
 
 }  // namespace dissect::bench

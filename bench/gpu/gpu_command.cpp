@@ -1,0 +1,111 @@
+#include "gpu_command.h"
+
+#include <cstdio>
+#include <string>
+
+#include "dissect/common/error.h"
+
+#include "dissect/bench/flag_help.h"
+#include "dissect/bench/progress.h"
+#include "dissect/softnic/gpu_engine.h"
+#include "peer_latency.h"
+#include "to_report.h"
+
+namespace dissect::bench {
+namespace {
+
+// --raw where an experiment times each operation: the harness keeps every run's samples. One
+// that times only whole runs (gpu-telemetry-rate: one rate per run) has none, says so in --help
+// and refuses the flag by name rather than accept it and write nothing.
+void read_raw(const Arguments& a, bool per_sample) {
+  const std::string about =
+      per_sample ? "keep every sample: each run's times in measured order go into the JSON (`raw`)"
+                 : "refused: " + a.subcommand() + " times whole runs (one rate per run), it has no per-sample times";
+  const bool raw = a.flag("raw", about);
+  if (raw && !per_sample) {
+    throw InvalidArgument("--raw: " + a.subcommand() +
+                          " times whole runs (one rate per run), it has no per-sample times to keep");
+  }
+  set_keep_gpu_samples(raw);
+}
+
+// The PE pair's softnic: what executes the WQEs, where the queues live, on how many GPUs.
+void read_pe_pair_flags(const Arguments& a, GpuExperimentConfig& c) {
+  c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"},
+                      "what executes the WQEs: the softnic's persistent GPU kernel or a host thread");
+  c.placement = a.choice("placement", c.engine == "host-thread" ? "host" : "gpu", {"gpu", "host"},
+                         "where the queues and buffers live: GPU memory or mapped host memory "
+                         "(default: gpu, host with --engine host-thread)");
+  c.pe_layout = a.choice("layout", "one-gpu", {"one-gpu", "two-gpus"},
+                         "both PEs on one GPU and one engine, or PE i on GPU i (peer access)");
+  c.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
+  c.engine_warps_per_cta = static_cast<uint32_t>(a.integer(
+      "engine-warps", c.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
+  c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
+  softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
+  // The engine kernel's size means nothing to a host-thread engine: refused rather than ignored.
+  for (const char* name : {"engine-ctas", "engine-warps"}) {
+    if (c.engine == "host-thread" && a.given(name)) {
+      throw InvalidArgument(std::string("--") + name + " sizes the softnic's GPU engine kernel; --engine " +
+                            c.engine + " has none");
+    }
+  }
+}
+
+// The flags every GPU subcommand takes: device, runs, iterations, warm-up.
+void read_run_flags(const Arguments& a, const GpuCommand& command, GpuExperimentConfig& c) {
+  const bool quick = a.flag("quick", "--iterations 300 instead of 1,000");
+  c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100, flag_help::RUNS));  // each on a fresh rig
+  // gpu-telemetry-rate streams messages in batches: its iterations and warm-up count in 256 and 16.
+  c.iterations = static_cast<uint32_t>(a.integer(
+      "iterations", quick ? 300 : 1000, 10, 10'000'000,
+      command.per_sample ? "timed operations per run, one GPU thread, one outstanding"
+                         : "timed messages per run, in units of 256 (16 writes per doorbell)"));
+  c.warmup = static_cast<uint32_t>(a.integer(
+      "warmup", 200, 100, 10'000'000,
+      command.per_sample ? "operations per run before the timed ones, discarded"
+                         : "untimed messages per run before the timed ones, in units of 16"));
+}
+
+// parse: every flag of the command into its configuration, refused by name before anything runs.
+GpuExperimentConfig parse_gpu_command(const Arguments& a, const GpuCommand& command) {
+  a.provider({"softnic"});
+  read_raw(a, command.per_sample);
+  GpuExperimentConfig c;
+  read_run_flags(a, command, c);
+  if (command.on_pe_pair) read_pe_pair_flags(a, c);
+  if (command.takes_path) {
+    c.path = a.choice("path", "mini-gda", latency_paths(),
+                      "whose device code posts and waits: mini-gda, or a peer library's own (src/peers)");
+  }
+  if (command.fixed_path) c.path = command.fixed_path;
+  a.check_all_used();
+  check_latency_path(c);  // an adapter not built, or a configuration it cannot run: by name
+  return c;
+}
+
+}  // namespace
+
+int run_gpu_experiment(const Arguments& a, Report& report, const GpuCommand& command) {
+  GpuExperimentConfig c = parse_gpu_command(a, command);
+  const int devices = softnic::gpu_runtime_init();
+  if (devices == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  if (c.pe_layout == "two-gpus" && devices < c.device + 2) {
+    std::fprintf(stderr, "two-gpus layout needs 2 CUDA devices: skipped\n");
+    return 0;
+  }
+  Progress progress(a.subcommand(), 0);
+  bind_progress(progress, c);
+  int status = 0;
+  for (Result& r : command.runner(c)) {
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+  }
+  return status;
+}
+
+}  // namespace dissect::bench
