@@ -13,7 +13,7 @@ constexpr uint64_t kMemlockRequired = 64ull << 20;  // verbs pin queues and MRs 
 bool wants_mlx5(const DoctorInputs& in) { return in.provider == "mlx5"; }
 bool wants_nic(const DoctorInputs& in) { return in.provider == "mlx5" || in.provider == "ibverbs"; }
 // Missing hardware fails only when the chosen provider needs it.
-Status missing(bool required) { return required ? Status::fail : Status::warn; }
+Verdict missing(bool required) { return required ? Verdict::fail : Verdict::warn; }
 
 std::string join(const std::vector<std::string>& items, const char* separator) {
   std::string out;
@@ -33,16 +33,16 @@ const char* kSoftnicNote =
     "every number it produces is labelled softnic";
 
 CheckResult check_gpu(const DoctorInputs& in) {
-  CheckResult r{"GPU and driver", Status::ok, "", ""};
+  CheckResult r{"GPU and driver", Verdict::ok, "", ""};
   if (!in.cuda.library_found) {
-    r.status = missing(wants_mlx5(in));
+    r.verdict = missing(wants_mlx5(in));
     r.found = "no CUDA driver (libcuda.so.1 not loadable); " +
               std::to_string(in.gpus.size()) + " NVIDIA PCI device(s) in sysfs";
     r.advice = "install the NVIDIA driver for GPU experiments; the CPU tier runs without one";
     return r;
   }
   if (in.cuda.init_result != 0 || in.cuda.device_count == 0) {
-    r.status = missing(wants_mlx5(in));
+    r.verdict = missing(wants_mlx5(in));
     r.found = "CUDA driver present but cuInit returned " + std::to_string(in.cuda.init_result) +
               " with " + std::to_string(in.cuda.device_count) + " device(s)";
     r.advice = "check nvidia-smi and CUDA_VISIBLE_DEVICES";
@@ -55,9 +55,9 @@ CheckResult check_gpu(const DoctorInputs& in) {
 }
 
 CheckResult check_nics(const DoctorInputs& in) {
-  CheckResult r{"RDMA NICs and link layer", Status::ok, "", ""};
+  CheckResult r{"RDMA NICs and link layer", Verdict::ok, "", ""};
   if (in.nics.empty()) {
-    r.status = missing(wants_nic(in));
+    r.verdict = missing(wants_nic(in));
     r.found = "no RDMA NIC (/sys/class/infiniband is empty or absent)";
     r.advice = wants_nic(in) ? "load mlx5_ib / check the NIC, or run with --provider softnic"
                              : kSoftnicNote;
@@ -77,19 +77,19 @@ CheckResult check_nics(const DoctorInputs& in) {
   }
   r.found = join(parts, "; ");
   if (wants_mlx5(in) && !any_mlx5) {
-    r.status = Status::fail;
+    r.verdict = Verdict::fail;
     r.advice = "the mlx5 provider needs a ConnectX (mlx5_*) device; use --provider ibverbs";
   } else if (!any_active) {
-    r.status = missing(wants_nic(in));
+    r.verdict = missing(wants_nic(in));
     r.advice = "no port is ACTIVE: check cabling, the subnet manager (IB) or the link (RoCE)";
   }
   return r;
 }
 
 CheckResult check_peer_mapping(const DoctorInputs& in) {
-  CheckResult r{"PeerMappingOverride (GPU rings the NIC doorbell)", Status::ok, "", ""};
+  CheckResult r{"PeerMappingOverride (GPU rings the NIC doorbell)", Verdict::ok, "", ""};
   if (in.nics.empty()) {
-    r.status = Status::skip;
+    r.verdict = Verdict::skip;
     r.found = "no NIC: the softnic doorbell is ordinary memory";
     return r;
   }
@@ -101,7 +101,7 @@ CheckResult check_peer_mapping(const DoctorInputs& in) {
   } else if (in.running_as_root) {
     r.found = "not set, but running as root: MMIO peer mappings are allowed" + memops;
   } else {
-    r.status = Status::warn;
+    r.verdict = Verdict::warn;
     r.found = in.nvidia_params_found ? "not set and not root" + memops
                                      : "/proc/driver/nvidia/params not readable";
     r.advice = "the mlx5 provider will use CPU-assisted doorbells; for GPU doorbells add "
@@ -112,11 +112,11 @@ CheckResult check_peer_mapping(const DoctorInputs& in) {
 }
 
 CheckResult check_gpu_memory_registration(const DoctorInputs& in) {
-  CheckResult r{"GPU memory registration (DMA-BUF or nvidia-peermem)", Status::ok, "", ""};
+  CheckResult r{"GPU memory registration (DMA-BUF or nvidia-peermem)", Verdict::ok, "", ""};
   const bool dma_buf = std::any_of(in.cuda.dma_buf_supported.begin(),
                                    in.cuda.dma_buf_supported.end(), [](int v) { return v != 0; });
   if (in.nics.empty()) {
-    r.status = Status::skip;
+    r.verdict = Verdict::skip;
     r.found = std::string("no NIC; DMA-BUF ") + (dma_buf ? "supported" : "not reported") +
               ", nvidia-peermem " + (in.nvidia_peermem ? "loaded" : "not loaded");
     return r;
@@ -127,7 +127,7 @@ CheckResult check_gpu_memory_registration(const DoctorInputs& in) {
               (in.nvidia_peermem ? "nvidia-peermem loaded" : "");
     return r;
   }
-  r.status = missing(wants_mlx5(in));
+  r.verdict = missing(wants_mlx5(in));
   r.found = "neither DMA-BUF (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED) nor nvidia-peermem";
   r.advice = "use the open GPU kernel modules with a DMA-BUF capable kernel, or modprobe "
              "nvidia-peermem (needs MOFED peer-memory support)";
@@ -141,14 +141,14 @@ std::string bytes_text(uint64_t bytes) {
 }
 
 CheckResult check_memlock(const DoctorInputs& in) {
-  CheckResult r{"locked-memory limit (RLIMIT_MEMLOCK)", Status::ok, "", ""};
+  CheckResult r{"locked-memory limit (RLIMIT_MEMLOCK)", Verdict::ok, "", ""};
   if (!in.memlock_soft_bytes) {
     r.found = "unlimited";
     return r;
   }
   r.found = bytes_text(*in.memlock_soft_bytes);
   if (*in.memlock_soft_bytes >= kMemlockRequired) return r;
-  r.status = wants_nic(in) ? Status::fail : Status::warn;
+  r.verdict = wants_nic(in) ? Verdict::fail : Verdict::warn;
   r.advice = "verbs pins queues and MRs against this limit (ibv_create_cq fails with ENOMEM); "
              "ulimit -l unlimited, or memlock in /etc/security/limits.conf, or "
              "docker --ulimit memlock=-1";
@@ -161,9 +161,9 @@ const PciDevice* gpu_for(const DoctorInputs& in, size_t index) {
 }
 
 CheckResult check_distance(const DoctorInputs& in) {
-  CheckResult r{"GPU-NIC PCIe distance", Status::ok, "", ""};
+  CheckResult r{"GPU-NIC PCIe distance", Verdict::ok, "", ""};
   if (in.nics.empty() || in.gpus.empty()) {
-    r.status = Status::skip;
+    r.verdict = Verdict::skip;
     r.found = in.nics.empty() ? "no NIC" : "no GPU in sysfs";
     return r;
   }
@@ -176,14 +176,14 @@ CheckResult check_distance(const DoctorInputs& in) {
                                      static_cast<int>(g));
       parts.push_back("GPU " + in.gpus[g].address + " -> " + c.nic + " (" + to_string(c.distance) +
                       (c.overridden ? ", DISSECT_NIC" : "") + ")");
-      if (c.distance != PciDistance::same_switch) r.status = Status::warn;
+      if (c.distance != PciDistance::same_switch) r.verdict = Verdict::warn;
     } catch (const std::exception& e) {
-      r.status = missing(wants_nic(in));
+      r.verdict = missing(wants_nic(in));
       parts.push_back(std::string("GPU ") + in.gpus[g].address + ": " + e.what());
     }
   }
   r.found = join(parts, "; ");
-  if (r.status == Status::warn) {
+  if (r.verdict == Verdict::warn) {
     r.advice = "traffic between a GPU and a NIC not under one PCIe switch crosses the root "
                "complex or the socket link; set DISSECT_NIC per local rank if the choice is wrong";
   }
@@ -191,9 +191,9 @@ CheckResult check_distance(const DoctorInputs& in) {
 }
 
 CheckResult check_numa(const DoctorInputs& in) {
-  CheckResult r{"NIC NUMA node and free cores", Status::ok, "", ""};
+  CheckResult r{"NIC NUMA node and free cores", Verdict::ok, "", ""};
   if (in.nics.empty()) {
-    r.status = Status::skip;
+    r.verdict = Verdict::skip;
     r.found = "no NIC";
     return r;
   }
@@ -207,12 +207,12 @@ CheckResult check_numa(const DoctorInputs& in) {
     if (nic.device.numa_node >= 0) {
       part += ", " + std::to_string(usable) + " of " + std::to_string(nic.numa_cpus.size()) +
               " cores usable by this process";
-      if (usable == 0) r.status = Status::warn;
+      if (usable == 0) r.verdict = Verdict::warn;
     }
     parts.push_back(part);
   }
   r.found = join(parts, "; ");
-  if (r.status == Status::warn) {
+  if (r.verdict == Verdict::warn) {
     r.advice = "proxy workers and CPU-assisted doorbells should run on the NIC's node: "
                "widen the CPU affinity (taskset / numactl --cpunodebind)";
   }
@@ -220,14 +220,14 @@ CheckResult check_numa(const DoctorInputs& in) {
 }
 
 CheckResult check_gdrcopy(const DoctorInputs& in) {
-  CheckResult r{"GDRCopy (/dev/gdrdrv)", Status::ok, "", ""};
+  CheckResult r{"GDRCopy (/dev/gdrdrv)", Verdict::ok, "", ""};
   if (in.gdrdrv) {
     r.found = "present";
   } else if (in.nics.empty()) {
-    r.status = Status::skip;
+    r.verdict = Verdict::skip;
     r.found = "absent; not used without a NIC";
   } else {
-    r.status = Status::warn;
+    r.verdict = Verdict::warn;
     r.found = "absent (optional)";
     r.advice = "CPU-assisted doorbells then watch a producer word in mapped host memory; "
                "install gdrcopy to keep it in GPU memory";
@@ -236,7 +236,7 @@ CheckResult check_gdrcopy(const DoctorInputs& in) {
 }
 
 CheckResult check_clocks(const DoctorInputs& in) {
-  CheckResult r{"CPU clock states", Status::ok, "", ""};
+  CheckResult r{"CPU clock states", Verdict::ok, "", ""};
   int with_cpufreq = 0;
   int performance = 0;
   long min_khz = -1;
@@ -247,7 +247,7 @@ CheckResult check_clocks(const DoctorInputs& in) {
     if (c.cur_khz > 0 && (min_khz < 0 || c.cur_khz < min_khz)) min_khz = c.cur_khz;
   }
   if (with_cpufreq == 0) {
-    r.status = Status::skip;
+    r.verdict = Verdict::skip;
     r.found = "no cpufreq in sysfs (VM or container): clocks not visible";
     return r;
   }
@@ -255,7 +255,7 @@ CheckResult check_clocks(const DoctorInputs& in) {
             " CPUs use the performance governor";
   if (min_khz > 0) r.found += ", slowest at " + std::to_string(min_khz / 1000) + " MHz";
   if (performance < with_cpufreq) {
-    r.status = Status::warn;
+    r.verdict = Verdict::warn;
     r.advice = "proxy and doorbell latencies vary with CPU frequency: "
                "cpupower frequency-set -g performance (where you are allowed to)";
   }
@@ -264,12 +264,12 @@ CheckResult check_clocks(const DoctorInputs& in) {
 
 }  // namespace
 
-const char* status_tag(Status status) {
-  switch (status) {
-    case Status::ok: return "[ OK ]";
-    case Status::warn: return "[WARN]";
-    case Status::fail: return "[FAIL]";
-    case Status::skip: return "[SKIP]";
+const char* verdict_tag(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::ok: return "[ OK ]";
+    case Verdict::warn: return "[WARN]";
+    case Verdict::fail: return "[FAIL]";
+    case Verdict::skip: return "[SKIP]";
   }
   return "[????]";
 }
@@ -285,10 +285,10 @@ int run_doctor(const DoctorInputs& inputs, std::ostream& out) {
   out << "dissect doctor (provider " << inputs.provider << ")\n";
   int failures = 0;
   for (const CheckResult& r : evaluate(inputs)) {
-    out << status_tag(r.status) << ' ' << r.name << ": " << r.found;
+    out << verdict_tag(r.verdict) << ' ' << r.name << ": " << r.found;
     if (!r.advice.empty()) out << " -- " << r.advice;
     out << '\n';
-    failures += r.status == Status::fail ? 1 : 0;
+    failures += r.verdict == Verdict::fail ? 1 : 0;
   }
   if (failures > 0) {
     out << failures << " required check(s) failed for --provider " << inputs.provider << '\n';

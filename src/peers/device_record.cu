@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 
 namespace dissect::peers {
@@ -16,25 +17,6 @@ __device__ __align__(256) unsigned char record_pool[DeviceRecord::SLOTS][DeviceR
 
 std::mutex pool_lock;
 std::map<int, std::bitset<DeviceRecord::SLOTS>> taken;  // device -> slots in use
-
-void check(cudaError_t e, const std::string& what) {
-  if (e != cudaSuccess) throw std::runtime_error(what + ": " + cudaGetErrorString(e));
-}
-
-// Runs `f` with `device` current, then restores the caller's device.
-template <typename F>
-void on_device(int device, F&& f) {
-  int previous = 0;
-  check(cudaGetDevice(&previous), "cudaGetDevice");
-  check(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
-  try {
-    f();
-  } catch (...) {
-    cudaSetDevice(previous);
-    throw;
-  }
-  check(cudaSetDevice(previous), "cudaSetDevice");
-}
 
 }  // namespace
 
@@ -55,15 +37,14 @@ DeviceRecord::DeviceRecord(int device, size_t bytes, cudaStream_t stream)
     throw std::runtime_error("peer device records on device " + std::to_string(device) +
                              ": all " + std::to_string(SLOTS) + " are taken");
   }
-  on_device(device, [&] {
-    void* base = nullptr;
-    check(cudaGetSymbolAddress(&base, record_pool), "peer record pool address");
-    address_ = static_cast<unsigned char*>(base) + size_t{slot_} * MAX_BYTES;
-    // A copy, not cudaMemsetAsync (a kernel): nothing new launches beside a running engine.
-    static const unsigned char zeros[MAX_BYTES] = {};
-    check(cudaMemcpyAsync(address_, zeros, bytes_, cudaMemcpyHostToDevice, stream), "zero peer record");
-    check(cudaStreamSynchronize(stream), "zero peer record");
-  });
+  DeviceGuard on_device(device);
+  void* base = nullptr;
+  check_cuda(cudaGetSymbolAddress(&base, record_pool), "peer record pool address");
+  address_ = static_cast<unsigned char*>(base) + size_t{slot_} * MAX_BYTES;
+  // A copy, not cudaMemsetAsync (a kernel): nothing new launches beside a running engine.
+  static const unsigned char zeros[MAX_BYTES] = {};
+  check_cuda(cudaMemcpyAsync(address_, zeros, bytes_, cudaMemcpyHostToDevice, stream), "zero peer record");
+  check_cuda(cudaStreamSynchronize(stream), "zero peer record");
 }
 
 DeviceRecord::DeviceRecord(DeviceRecord&& other) noexcept
@@ -84,11 +65,10 @@ void DeviceRecord::upload(const void* host, size_t bytes, cudaStream_t stream, s
                           std::to_string(offset) + " overruns the record's " +
                           std::to_string(bytes_));
   }
-  on_device(device_, [&] {
-    check(cudaMemcpyAsync(static_cast<unsigned char*>(address_) + offset, host, bytes,
-                          cudaMemcpyHostToDevice, stream), "peer record upload");
-    check(cudaStreamSynchronize(stream), "peer record upload");
-  });
+  DeviceGuard on_device(device_);
+  check_cuda(cudaMemcpyAsync(static_cast<unsigned char*>(address_) + offset, host, bytes,
+                             cudaMemcpyHostToDevice, stream), "peer record upload");
+  check_cuda(cudaStreamSynchronize(stream), "peer record upload");
 }
 
 void DeviceRecord::download(void* host, size_t bytes, cudaStream_t stream, size_t offset) const {
@@ -97,11 +77,10 @@ void DeviceRecord::download(void* host, size_t bytes, cudaStream_t stream, size_
                           std::to_string(offset) + " overruns the record's " +
                           std::to_string(bytes_));
   }
-  on_device(device_, [&] {
-    check(cudaMemcpyAsync(host, static_cast<const unsigned char*>(address_) + offset, bytes,
-                          cudaMemcpyDeviceToHost, stream), "peer record download");
-    check(cudaStreamSynchronize(stream), "peer record download");
-  });
+  DeviceGuard on_device(device_);
+  check_cuda(cudaMemcpyAsync(host, static_cast<const unsigned char*>(address_) + offset, bytes,
+                             cudaMemcpyDeviceToHost, stream), "peer record download");
+  check_cuda(cudaStreamSynchronize(stream), "peer record download");
 }
 
 }  // namespace dissect::peers

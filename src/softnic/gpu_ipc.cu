@@ -102,8 +102,8 @@ uint32_t SoftNic::import_peer(const IpcExport& peer) {
     cudaGetLastError();
     if (was_running) start();
     throw Error(me + ": opening the IPC arena of " + describe(peer) +
-                " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) +
-                " (the processes need different GPUs with peer access)");
+                " failed: " + cuda_error_text(e) +
+                "; the processes need different GPUs with peer access");
   }
   Import import{};
   import.alias = next_alias.fetch_add(1);
@@ -140,7 +140,7 @@ void SoftNic::close_imports() {
     const cudaError_t e = cudaIpcCloseMemHandle(i.mapped);
     if (e != cudaSuccess) {
       cudaGetLastError();
-      failures += " " + describe(i.peer) + ": " + cudaGetErrorString(e) + ";";
+      failures += " " + describe(i.peer) + ": " + cuda_error_text(e) + ";";
     }
   }
   imports_.clear();

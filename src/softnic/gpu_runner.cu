@@ -18,10 +18,6 @@
 namespace dissect::softnic {
 namespace {
 
-std::string cuda_message(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
-}
-
 class GpuRunner final : public EngineRunner {
  public:
   GpuRunner(const SoftNicOptions& options, uint32_t nic_id, TableMemory& memory)
@@ -126,7 +122,7 @@ class GpuRunner final : public EngineRunner {
       if (q != cudaErrorNotReady || waited > timeout_ns) {
         faulted_.store(true, std::memory_order_release);
         throw Error("softnic " + std::to_string(nic_id_) + " gpu: the engine kernel " +
-                    (q != cudaErrorNotReady ? "failed in " + std::string(during) + " (" + cuda_message(q) + ")"
+                    (q != cudaErrorNotReady ? "failed in " + std::string(during) + " with " + cuda_error_text(q)
                                             : "did not return in " + std::string(during) + " within " +
                                                   std::to_string(waited / 1000000) + " ms") +
                     ": " + describe());
@@ -166,8 +162,8 @@ void GpuRunner::watchdog_loop() {
       const cudaError_t q = cudaStreamQuery(stream_);
       if (q != cudaSuccess && q != cudaErrorNotReady) {
         faulted_.store(true, std::memory_order_release);
-        std::fprintf(stderr, "dissect: softnic %u gpu watchdog: engine kernel failed (%s): %s\n",
-                     nic_id_, cuda_message(q).c_str(), describe().c_str());
+        std::fprintf(stderr, "dissect: softnic %u gpu watchdog: engine kernel failed with %s: %s\n",
+                     nic_id_, cuda_error_text(q).c_str(), describe().c_str());
         reported = true;
         continue;
       }

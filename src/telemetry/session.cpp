@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "document.h"
+#include "dissect/common/clock.h"
 #include "dissect/common/output_file.h"
 #include "report.h"
 
@@ -44,12 +45,6 @@ void run_gather(const std::function<void()>& gather) {
   } catch (const std::exception& error) {
     report(std::string("a GPU counter block was not gathered: ") + error.what());
   }
-}
-
-uint64_t monotonic_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
 }  // namespace
@@ -164,7 +159,7 @@ size_t Session::num_samples() const {
 
 bool Session::sample_tick() {
   std::vector<DeviceSnapshot> devices = registry_.snapshot();
-  uint64_t now = monotonic_ns();
+  uint64_t now = now_ns();
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& device : devices) {
     HwCounterTracker* tracker = trackers_[device.device_id].get();

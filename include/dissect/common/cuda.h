@@ -10,11 +10,15 @@
 
 namespace dissect {
 
+// "cudaErrorX (its description)": the one spelling of a CUDA error in dissect's messages, for the
+// paths that report an error without throwing (watchdogs, teardown) as well as for check_cuda.
+inline std::string cuda_error_text(cudaError_t status) {
+  return std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
+}
+
 // Throws Error naming the call (`what`: the caller's context and the call) and the CUDA error.
 inline void check_cuda(cudaError_t status, const std::string& what) {
-  if (status != cudaSuccess) {
-    throw Error(what + " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
-  }
+  if (status != cudaSuccess) throw Error(what + " failed: " + cuda_error_text(status));
 }
 
 // Makes `device` current for a scope and restores the previous one. Errors are not thrown: it runs

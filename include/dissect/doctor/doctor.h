@@ -80,12 +80,12 @@ struct GatherOptions {
 
 DoctorInputs gather_inputs(const GatherOptions& options);
 
-enum class Status { ok, warn, fail, skip };
-const char* status_tag(Status status);  // "[ OK ]", "[WARN]", "[FAIL]", "[SKIP]"
+enum class Verdict { ok, warn, fail, skip };
+const char* verdict_tag(Verdict verdict);  // "[ OK ]", "[WARN]", "[FAIL]", "[SKIP]"
 
 struct CheckResult {
   std::string name;
-  Status status = Status::skip;
+  Verdict verdict = Verdict::skip;
   std::string found;
   std::string advice;  // empty when nothing needs doing
 };

@@ -9,12 +9,12 @@
 namespace dissect::doctor {
 namespace {
 
-Status status_of(const DoctorInputs& in, const std::string& prefix) {
+Verdict verdict_of(const DoctorInputs& in, const std::string& prefix) {
   for (const CheckResult& r : evaluate(in)) {
-    if (r.name.rfind(prefix, 0) == 0) return r.status;
+    if (r.name.rfind(prefix, 0) == 0) return r.verdict;
   }
   ADD_FAILURE() << "no check named " << prefix;
-  return Status::skip;
+  return Verdict::skip;
 }
 
 int exit_code(const DoctorInputs& in, std::string* text = nullptr) {
@@ -69,8 +69,8 @@ TEST(DoctorVerdicts, NoGpuNoNicSoftnicExitsZeroAndSaysSo) {
   EXPECT_NE(text.find("[WARN] RDMA NICs"), std::string::npos);
   EXPECT_NE(text.find("labelled softnic"), std::string::npos);
   EXPECT_EQ(text.find("[FAIL]"), std::string::npos);
-  EXPECT_EQ(status_of(bare_machine(), "PeerMappingOverride"), Status::skip);
-  EXPECT_EQ(status_of(bare_machine(), "GPU-NIC PCIe distance"), Status::skip);
+  EXPECT_EQ(verdict_of(bare_machine(), "PeerMappingOverride"), Verdict::skip);
+  EXPECT_EQ(verdict_of(bare_machine(), "GPU-NIC PCIe distance"), Verdict::skip);
 }
 
 TEST(DoctorVerdicts, NoGpuNoNicMlx5Fails) {
@@ -78,15 +78,15 @@ TEST(DoctorVerdicts, NoGpuNoNicMlx5Fails) {
   in.provider = "mlx5";
   std::string text;
   EXPECT_EQ(exit_code(in, &text), 1);
-  EXPECT_EQ(status_of(in, "GPU and driver"), Status::fail);
-  EXPECT_EQ(status_of(in, "RDMA NICs"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "GPU and driver"), Verdict::fail);
+  EXPECT_EQ(verdict_of(in, "RDMA NICs"), Verdict::fail);
   EXPECT_NE(text.find("required check(s) failed"), std::string::npos);
 }
 
 TEST(DoctorVerdicts, HealthyMachinePassesEverything) {
   const DoctorInputs in = gpu_and_nic_machine();
   for (const CheckResult& r : evaluate(in)) {
-    EXPECT_EQ(r.status, Status::ok) << r.name << ": " << r.found << " -- " << r.advice;
+    EXPECT_EQ(r.verdict, Verdict::ok) << r.name << ": " << r.found << " -- " << r.advice;
   }
   EXPECT_EQ(exit_code(in), 0);
 }
@@ -95,21 +95,21 @@ TEST(DoctorVerdicts, PeerMappingOverrideMissingWarnsUnlessRoot) {
   DoctorInputs in = gpu_and_nic_machine();
   in.peer_mapping_override = false;
   in.running_as_root = false;
-  EXPECT_EQ(status_of(in, "PeerMappingOverride"), Status::warn);
+  EXPECT_EQ(verdict_of(in, "PeerMappingOverride"), Verdict::warn);
   EXPECT_EQ(exit_code(in), 0);  // CPU-assisted doorbells remain
   in.running_as_root = true;
-  EXPECT_EQ(status_of(in, "PeerMappingOverride"), Status::ok);
+  EXPECT_EQ(verdict_of(in, "PeerMappingOverride"), Verdict::ok);
 }
 
 TEST(DoctorVerdicts, Memlock64KiBFailsForNicProvidersOnly) {
   DoctorInputs in = gpu_and_nic_machine();
   in.memlock_soft_bytes = 64ull << 10;
-  EXPECT_EQ(status_of(in, "locked-memory"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "locked-memory"), Verdict::fail);
   EXPECT_EQ(exit_code(in), 1);
   in.provider = "ibverbs";
-  EXPECT_EQ(status_of(in, "locked-memory"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "locked-memory"), Verdict::fail);
   in.provider = "softnic";
-  EXPECT_EQ(status_of(in, "locked-memory"), Status::warn);
+  EXPECT_EQ(verdict_of(in, "locked-memory"), Verdict::warn);
   EXPECT_EQ(exit_code(in), 0);
 }
 
@@ -117,46 +117,46 @@ TEST(DoctorVerdicts, NoDmaBufNoPeermemFailsMlx5) {
   DoctorInputs in = gpu_and_nic_machine();
   in.cuda.dma_buf_supported = {0};
   in.nvidia_peermem = false;
-  EXPECT_EQ(status_of(in, "GPU memory registration"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "GPU memory registration"), Verdict::fail);
   in.nvidia_peermem = true;
-  EXPECT_EQ(status_of(in, "GPU memory registration"), Status::ok);
+  EXPECT_EQ(verdict_of(in, "GPU memory registration"), Verdict::ok);
 }
 
 TEST(DoctorVerdicts, NicOnOtherSocketWarns) {
   DoctorInputs in = gpu_and_nic_machine();
   in.nics[0].device = pci("mlx5_0", {"pci0000:80", "0000:80:01.0", "0000:84:00.0"}, 1);
-  EXPECT_EQ(status_of(in, "GPU-NIC PCIe distance"), Status::warn);
+  EXPECT_EQ(verdict_of(in, "GPU-NIC PCIe distance"), Verdict::warn);
 }
 
 TEST(DoctorVerdicts, BadDissectNicFailsForNicProviders) {
   DoctorInputs in = gpu_and_nic_machine();
   in.dissect_nic = "mlx5_7";
-  EXPECT_EQ(status_of(in, "GPU-NIC PCIe distance"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "GPU-NIC PCIe distance"), Verdict::fail);
 }
 
 TEST(DoctorVerdicts, NoFreeCoresOnNicNodeWarns) {
   DoctorInputs in = gpu_and_nic_machine();
   in.allowed_cpus = {8, 9};
-  EXPECT_EQ(status_of(in, "NIC NUMA node"), Status::warn);
+  EXPECT_EQ(verdict_of(in, "NIC NUMA node"), Verdict::warn);
 }
 
 TEST(DoctorVerdicts, InactivePortAndNonMlx5Nic) {
   DoctorInputs in = gpu_and_nic_machine();
   in.nics[0].ports[0].state = "1: DOWN";
-  EXPECT_EQ(status_of(in, "RDMA NICs"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "RDMA NICs"), Verdict::fail);
   in.nics[0].ports[0].state = "4: ACTIVE";
   in.nics[0].device.name = "rxe0";
-  EXPECT_EQ(status_of(in, "RDMA NICs"), Status::fail);
+  EXPECT_EQ(verdict_of(in, "RDMA NICs"), Verdict::fail);
   in.provider = "ibverbs";
-  EXPECT_EQ(status_of(in, "RDMA NICs"), Status::ok);
+  EXPECT_EQ(verdict_of(in, "RDMA NICs"), Verdict::ok);
 }
 
 TEST(DoctorVerdicts, ClocksAndGdrcopyOnlyWarn) {
   DoctorInputs in = gpu_and_nic_machine();
   in.clocks = {CpuClock{0, "powersave", 800000}, CpuClock{1, "performance", 3000000}};
   in.gdrdrv = false;
-  EXPECT_EQ(status_of(in, "CPU clock states"), Status::warn);
-  EXPECT_EQ(status_of(in, "GDRCopy"), Status::warn);
+  EXPECT_EQ(verdict_of(in, "CPU clock states"), Verdict::warn);
+  EXPECT_EQ(verdict_of(in, "GDRCopy"), Verdict::warn);
   EXPECT_EQ(exit_code(in), 0);
 }
 
