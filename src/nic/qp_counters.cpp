@@ -46,7 +46,6 @@ QpCounters fresh_copy(const QpCounters& slot) {
 
 bool merge_from(QpCounters& slot, const QpCounters& from) {
   if (!same_shape(slot, from)) return false;
-  using detail::relaxed_fetch_add;
   uint64_t* const sums[] = {&slot.num_wqe_sent,  &slot.num_recv_wqe,      &slot.num_wqe_rcvd,
                             &slot.num_wqe_completed, &slot.num_write_wqe, &slot.num_write_imm_wqe,
                             &slot.num_wqebb,     &slot.tx_bytes,          &slot.rx_bytes,
@@ -58,15 +57,15 @@ bool merge_from(QpCounters& slot, const QpCounters& from) {
                                      &from.rx_bytes,      &from.num_cq_errors, &from.cq_poll_count,
                                      &from.num_doorbells, &from.doorbell_wqes};
   static_assert(std::size(sums) == std::size(addends));
-  for (size_t i = 0; i < std::size(sums); ++i) relaxed_fetch_add(sums[i], *addends[i]);
+  for (size_t i = 0; i < std::size(sums); ++i) add_relaxed<Scope::gpu>(sums[i], *addends[i]);
   for (uint32_t b = 0; b < kMaxHistogramBuckets; ++b)
-    relaxed_fetch_add(&slot.wqe_completion_histogram[b], from.wqe_completion_histogram[b]);
+    add_relaxed<Scope::gpu>(&slot.wqe_completion_histogram[b], from.wqe_completion_histogram[b]);
   for (uint32_t b = 0; b < kWqeSizeBuckets; ++b)
-    relaxed_fetch_add(&slot.wqe_size_histogram[b], from.wqe_size_histogram[b]);
-  detail::relaxed_min(&slot.doorbell_wqes_min, from.doorbell_wqes_min);
-  detail::relaxed_max(&slot.doorbell_wqes_max, from.doorbell_wqes_max);
-  detail::relaxed_min(&slot.wqe_completion_ns_min, from.wqe_completion_ns_min);
-  detail::relaxed_max(&slot.wqe_completion_ns_max, from.wqe_completion_ns_max);
+    add_relaxed<Scope::gpu>(&slot.wqe_size_histogram[b], from.wqe_size_histogram[b]);
+  fetch_min<Scope::gpu>(&slot.doorbell_wqes_min, from.doorbell_wqes_min);
+  fetch_max<Scope::gpu>(&slot.doorbell_wqes_max, from.doorbell_wqes_max);
+  fetch_min<Scope::gpu>(&slot.wqe_completion_ns_min, from.wqe_completion_ns_min);
+  fetch_max<Scope::gpu>(&slot.wqe_completion_ns_max, from.wqe_completion_ns_max);
   return true;
 }
 

@@ -38,6 +38,15 @@ size_t align64(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 
 std::string name_of(uint32_t nic_id) { return "softnic " + std::to_string(nic_id); }
 
+// The slot of QP `qpn` among the `qp_count` QPs softnic `nic_id` has created.
+uint32_t qp_slot(uint32_t nic_id, uint32_t qp_count, uint32_t qpn) {
+  const uint32_t index = qpn - QPN_BASE;
+  if (qpn < QPN_BASE || index >= qp_count) {
+    throw InvalidArgument(name_of(nic_id) + " has no QP " + hex(qpn));
+  }
+  return index;
+}
+
 void check_options(const SoftNicOptions& o) {
   if (o.engine == EngineKind::gpu_kernel && o.device < 0) {
     throw InvalidArgument("softnic: the GPU engine needs a CUDA device (SoftNicOptions::device = " +
@@ -368,20 +377,14 @@ NicTables SoftNic::table_header() const {
 }
 
 QpContext SoftNic::qp_context(uint32_t qpn) const {
-  const uint32_t index = qpn - QPN_BASE;
-  if (qpn < QPN_BASE || index >= qp_count_) {
-    throw InvalidArgument(name_of(nic_id_) + " has no QP " + hex(qpn));
-  }
+  const uint32_t index = qp_slot(nic_id_, qp_count_, qpn);
   QpContext out;
   memory_->read(&out, &qps_[index], sizeof out);
   return out;
 }
 
 ModelCounters SoftNic::counters(uint32_t qpn) const {
-  const uint32_t index = qpn - QPN_BASE;
-  if (qpn < QPN_BASE || index >= qp_count_) {
-    throw InvalidArgument(name_of(nic_id_) + " has no QP " + hex(qpn));
-  }
+  const uint32_t index = qp_slot(nic_id_, qp_count_, qpn);
   ModelCounters out;
   memory_->read(&out, &qps_[index].counters, sizeof out);
   return out;

@@ -126,6 +126,19 @@ DISSECT_HD inline T fetch_max(T* p, T v) {
 #endif
 }
 
+template <Scope S, typename T>
+DISSECT_HD inline T fetch_min(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+  return device_ref<S>(p).fetch_min(v, cuda::memory_order_relaxed);
+#else
+  T seen = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (v < seen && !__atomic_compare_exchange_n(p, &seen, v, true, __ATOMIC_RELAXED,
+                                                  __ATOMIC_RELAXED)) {
+  }
+  return seen;
+#endif
+}
+
 // Strong compare-and-swap with acquire-release ordering; returns true when *p was `expected`.
 template <Scope S, typename T>
 DISSECT_HD inline bool compare_exchange(T* p, T expected, T desired) {

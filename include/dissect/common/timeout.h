@@ -8,13 +8,20 @@
 #include <cstdio>
 
 #include "dissect/common/device.h"
+#include "dissect/common/status.h"
 
 namespace dissect {
 
-// `object` names the kind ("QP", "ring"); a QP number prints in hex as rdma-core's tools do.
-DISSECT_HD inline DISSECT_COLD void report_wait_timeout(const char* what, const char* object, uint32_t id,
-                                           bool hex_id, const char* index_name, uint64_t wanted,
-                                           uint64_t reached, uint64_t waited_ns) {
+// What a bounded wait waits on: a QP (its number prints in hex, as rdma-core's tools print it) or
+// a proxy ring (its id in decimal, its index a descriptor index).
+enum class WaitOn { qp, ring };
+
+DISSECT_HD inline DISSECT_COLD void report_wait_timeout(const char* what, WaitOn on, uint32_t id,
+                                                        uint64_t wanted, uint64_t reached,
+                                                        uint64_t waited_ns) {
+  const bool hex_id = on == WaitOn::qp;
+  const char* object = on == WaitOn::qp ? "QP" : "ring";
+  const char* index_name = on == WaitOn::qp ? "index" : "descriptor index";
   const auto ns = static_cast<unsigned long long>(waited_ns);
   const auto want = static_cast<unsigned long long>(wanted);
   const auto got = static_cast<unsigned long long>(reached);
@@ -35,6 +42,13 @@ DISSECT_HD inline DISSECT_COLD void report_wait_timeout(const char* what, const 
                         "reached %llu\n",
                ns, what, object, id, index_name, want, got);
 #endif
+}
+
+// How a bounded wait of mini-gda or mini-proxy gives up: `return report_timeout(...)` (wait.h).
+DISSECT_HD inline Status report_timeout(const char* what, WaitOn on, uint32_t id, uint64_t wanted,
+                                        uint64_t reached, uint64_t waited_ns) {
+  report_wait_timeout(what, on, id, wanted, reached, waited_ns);
+  return Status::timeout;
 }
 
 }  // namespace dissect

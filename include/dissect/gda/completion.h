@@ -171,8 +171,8 @@ DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index
       }
     }
     if (wait.expired()) {
-      return report_timeout("completion", qp.qpn, index, counter_load<S>(&qp.state->cons_idx),
-                            wait.waited_ns());
+      return report_timeout("completion", WaitOn::qp, qp.qpn, index,
+                            counter_load<S>(&qp.state->cons_idx), wait.waited_ns());
     }
   }
 }

@@ -24,7 +24,9 @@ template <Sharing S>
 DISSECT_HD inline Status acquire_post_lock(const nic::QpHandle& qp) {
   BoundedWait wait;
   while (!compare_exchange<Scope::gpu>(&qp.state->post_lock, 0u, 1u)) {
-    if (wait.expired()) return report_timeout("the post lock", qp.qpn, 0, 0, wait.waited_ns());
+    if (wait.expired()) {
+      return report_timeout("the post lock", WaitOn::qp, qp.qpn, 0, 0, wait.waited_ns());
+    }
   }
   return Status::ok;
 }

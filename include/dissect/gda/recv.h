@@ -55,8 +55,8 @@ DISSECT_HD inline Status wait_receive(const nic::RecvQueueHandle& rq, ImmediateC
   BoundedWait wait(timeout_ns);
   while (!poll_receive<S>(rq, out)) {
     if (wait.expired()) {
-      return report_timeout("a receive completion", qpn, *rq.recv_cq_ci, *rq.recv_cq_ci,
-                            wait.waited_ns());
+      return report_timeout("a receive completion", WaitOn::qp, qpn, *rq.recv_cq_ci,
+                            *rq.recv_cq_ci, wait.waited_ns());
     }
   }
   return Status::ok;

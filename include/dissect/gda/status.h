@@ -1,7 +1,6 @@
-// The gda data path's results (common/status.h), and how a bounded gda wait reports giving up.
+// The gda data path's results (common/status.h); a bounded gda wait gives up through
+// report_timeout(..., WaitOn::qp, qpn, ...) (common/timeout.h).
 #pragma once
-
-#include <cstdint>
 
 #include "dissect/common/status.h"
 #include "dissect/common/timeout.h"
@@ -10,12 +9,7 @@ namespace dissect::gda {
 
 using dissect::Status;
 using dissect::to_string;
-
-// Prints which QP and which index a wait gave up on (common/timeout.h), then traps on the device.
-DISSECT_HD inline Status report_timeout(const char* what, uint32_t qpn, uint64_t wanted,
-                                        uint64_t reached, uint64_t waited_ns) {
-  report_wait_timeout(what, "QP", qpn, true, "index", wanted, reached, waited_ns);
-  return Status::timeout;
-}
+using dissect::report_timeout;
+using dissect::WaitOn;
 
 }  // namespace dissect::gda

@@ -66,9 +66,8 @@ DISSECT_HD inline Status reserve(const nic::QpHandle& qp, uint32_t wqebbs, uint6
     const Status room = wait_for_room<Ordering, S>(qp, end, timeout_ns);
     if (room == Status::timeout &&
         !compare_exchange<Scope::gpu>(&qp.state->resv_head, end, *base)) {
-      report_wait_timeout("room, behind later reservations: this QP is now unusable", "QP",
-                          qp.qpn, true, "index", end, load_relaxed<Scope::gpu>(&qp.state->cons_idx),
-                          timeout_ns);
+      report_wait_timeout("room, behind later reservations: this QP is now unusable", WaitOn::qp,
+                          qp.qpn, end, load_relaxed<Scope::gpu>(&qp.state->cons_idx), timeout_ns);
     }
     return room;
   }
@@ -83,7 +82,7 @@ DISSECT_HD inline Status publish(const nic::QpHandle& qp, uint64_t base, uint32_
     BoundedWait wait;
     while (!compare_exchange<Scope::gpu>(&qp.state->ready_head, base, base + wqebbs)) {
       if (wait.expired()) {
-        return report_timeout("publication of the predecessor's WQEs", qp.qpn, base,
+        return report_timeout("publication of the predecessor's WQEs", WaitOn::qp, qp.qpn, base,
                               load_relaxed<Scope::gpu>(&qp.state->ready_head), wait.waited_ns());
       }
     }

@@ -35,8 +35,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "dissect/mlx5/endian.h"
+#include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
+#include "dissect/mlx5/endian.h"
 #include "dissect/mlx5/wqe.h"
 
 namespace dissect::telemetry {
@@ -115,36 +116,8 @@ enum class Writers { one, many };
 
 namespace detail {
 
-DISSECT_HD inline uint64_t relaxed_fetch_add(uint64_t* target, uint64_t value) {
-#if defined(__CUDA_ARCH__)
-  static_assert(sizeof(unsigned long long) == sizeof(uint64_t));
-  return atomicAdd(reinterpret_cast<unsigned long long*>(target),
-                   static_cast<unsigned long long>(value));
-#else
-  return __atomic_fetch_add(target, value, __ATOMIC_RELAXED);
-#endif
-}
-
-// Lowers (Lower) or raises *target to `value` if that moves it, relaxed: atomicMin / atomicMax on
-// the GPU, a compare-and-swap loop on the host.
-template <bool Lower>
-DISSECT_HD inline void relaxed_bound(uint64_t* target, uint64_t value) {
-#if defined(__CUDA_ARCH__)
-  auto* word = reinterpret_cast<unsigned long long*>(target);
-  if constexpr (Lower) atomicMin(word, static_cast<unsigned long long>(value));
-  else atomicMax(word, static_cast<unsigned long long>(value));
-#else
-  uint64_t seen = __atomic_load_n(target, __ATOMIC_RELAXED);
-  while ((Lower ? value < seen : value > seen) &&
-         !__atomic_compare_exchange_n(target, &seen, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-  }
-#endif
-}
-DISSECT_HD inline void relaxed_min(uint64_t* target, uint64_t value) { relaxed_bound<true>(target, value); }
-DISSECT_HD inline void relaxed_max(uint64_t* target, uint64_t value) { relaxed_bound<false>(target, value); }
-
 // An add by the field's only writer (readers use relaxed loads). On the host a relaxed load and
-// store: no lock prefix, which is what makes it cheaper than relaxed_fetch_add. On the GPU an
+// store: no lock prefix, which is what makes it cheaper than fetch_add. On the GPU an
 // atomicAdd whose result is unused compiles to a fire-and-forget RED, cheaper than a load that
 // waits for L2 and then a store.
 DISSECT_HD inline void owned_add(uint64_t* target, uint64_t value) {
@@ -174,17 +147,17 @@ DISSECT_HD inline void owned_max(uint64_t* target, uint64_t value) {
 template <Writers W>
 DISSECT_HD inline void add(uint64_t* target, uint64_t value) {
   if constexpr (W == Writers::one) owned_add(target, value);
-  else relaxed_fetch_add(target, value);
+  else add_relaxed<Scope::gpu>(target, value);
 }
 template <Writers W>
 DISSECT_HD inline void keep_min(uint64_t* target, uint64_t value) {
   if constexpr (W == Writers::one) owned_min(target, value);
-  else relaxed_min(target, value);
+  else fetch_min<Scope::gpu>(target, value);
 }
 template <Writers W>
 DISSECT_HD inline void keep_max(uint64_t* target, uint64_t value) {
   if constexpr (W == Writers::one) owned_max(target, value);
-  else relaxed_max(target, value);
+  else fetch_max<Scope::gpu>(target, value);
 }
 
 // floor(a * b / 2^63) for a product below 2^127.
@@ -233,15 +206,15 @@ DISSECT_HD inline uint64_t clock_ns() { return now_ns() | 1; }
 // position (unbiased in latency) and exact: ceil(sent / N) WQEs are sampled.
 DISSECT_HD inline bool on_post(QpCounters* qp, const PostInfo& post) {
   if (qp == nullptr) return false;
-  uint64_t sequence = detail::relaxed_fetch_add(&qp->num_wqe_sent, 1);
-  detail::relaxed_fetch_add(&qp->tx_bytes, post.payload_bytes);
-  detail::relaxed_fetch_add(&qp->num_wqebb,
-                            (post.wqe_bytes + mlx5::MLX5_SEND_WQE_BB - 1) / mlx5::MLX5_SEND_WQE_BB);
-  detail::relaxed_fetch_add(&qp->wqe_size_histogram[detail::size_bucket(post.payload_bytes)], 1);
+  uint64_t sequence = fetch_add<Scope::gpu>(&qp->num_wqe_sent, uint64_t{1});
+  add_relaxed<Scope::gpu>(&qp->tx_bytes, post.payload_bytes);
+  add_relaxed<Scope::gpu>(&qp->num_wqebb,
+                          (post.wqe_bytes + mlx5::MLX5_SEND_WQE_BB - 1) / mlx5::MLX5_SEND_WQE_BB);
+  add_relaxed<Scope::gpu>(&qp->wqe_size_histogram[detail::size_bucket(post.payload_bytes)], 1);
   if (post.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE) {
-    detail::relaxed_fetch_add(&qp->num_write_wqe, 1);
+    add_relaxed<Scope::gpu>(&qp->num_write_wqe, 1);
   } else if (post.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE_IMM) {
-    detail::relaxed_fetch_add(&qp->num_write_imm_wqe, 1);
+    add_relaxed<Scope::gpu>(&qp->num_write_imm_wqe, 1);
   }
   return (sequence & qp->sample_mask) == 0;
 }
@@ -249,17 +222,17 @@ DISSECT_HD inline bool on_post(QpCounters* qp, const PostInfo& post) {
 // A receive WQE was posted.
 DISSECT_HD inline void on_recv_posted(QpCounters* qp, uint64_t count = 1) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_recv_wqe, count);
+  add_relaxed<Scope::gpu>(&qp->num_recv_wqe, count);
 }
 
 // A doorbell announcing `wqes` new WQEs was rung (one ring of the doorbell register, whatever
 // number of doorbell-record updates preceded it).
 DISSECT_HD inline void on_doorbell(QpCounters* qp, uint64_t wqes) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_doorbells, 1);
-  detail::relaxed_fetch_add(&qp->doorbell_wqes, wqes);
-  detail::relaxed_min(&qp->doorbell_wqes_min, wqes);
-  detail::relaxed_max(&qp->doorbell_wqes_max, wqes);
+  add_relaxed<Scope::gpu>(&qp->num_doorbells, 1);
+  add_relaxed<Scope::gpu>(&qp->doorbell_wqes, wqes);
+  fetch_min<Scope::gpu>(&qp->doorbell_wqes_min, wqes);
+  fetch_max<Scope::gpu>(&qp->doorbell_wqes_max, wqes);
 }
 
 // What one doorbell announced, summed by its ringer over the WQEs it covers.
@@ -301,8 +274,8 @@ DISSECT_HD inline void on_rung_sizes(QpCounters* qp, uint32_t bucket, uint64_t w
 // A CQE for one of our send WQEs that was not in the latency sample.
 DISSECT_HD inline void on_completion(QpCounters* qp) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
-  detail::relaxed_fetch_add(&qp->num_wqe_completed, 1);
+  add_relaxed<Scope::gpu>(&qp->num_wqe_rcvd, 1);
+  add_relaxed<Scope::gpu>(&qp->num_wqe_completed, 1);
 }
 
 // `cqes` CQEs drained that retired `wqes` of our send WQEs (one CQE retires every unsignalled WQE
@@ -346,14 +319,14 @@ DISSECT_HD inline void on_completion_stamped(QpCounters* qp, uint64_t post_stamp
 // A receive CQE carrying `bytes` of payload.
 DISSECT_HD inline void on_receive(QpCounters* qp, uint64_t bytes) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
-  detail::relaxed_fetch_add(&qp->rx_bytes, bytes);
+  add_relaxed<Scope::gpu>(&qp->num_wqe_rcvd, 1);
+  add_relaxed<Scope::gpu>(&qp->rx_bytes, bytes);
 }
 
 // A CQE that matched nothing we track (counted as drained, not as completed).
 DISSECT_HD inline void on_unmatched_cqe(QpCounters* qp) {
   if (qp == nullptr) return;
-  detail::relaxed_fetch_add(&qp->num_wqe_rcvd, 1);
+  add_relaxed<Scope::gpu>(&qp->num_wqe_rcvd, 1);
 }
 
 // The CQ was polled once (whether or not it returned a CQE).
@@ -374,7 +347,7 @@ DISSECT_HD inline void on_cq_error(QpCounters* qp) {
 // `requests` network requests finished on the channel (see ChannelCounters).
 DISSECT_HD inline void on_requests_completed(ChannelCounters* channel, uint64_t requests = 1) {
   if (channel == nullptr) return;
-  detail::relaxed_fetch_add(&channel->num_req_completed, requests);
+  add_relaxed<Scope::gpu>(&channel->num_req_completed, requests);
 }
 
 // --- host-side helpers (not for the data path) ---

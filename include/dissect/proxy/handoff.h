@@ -67,8 +67,8 @@ DISSECT_HD inline Status wait_for_slot(const RingHandle& ring, uint64_t index, u
       return Status::ok;
     }
     if (wait.expired()) {
-      return report_timeout("room in the ring (the worker's tail)", ring.ring_id, index, tail,
-                            wait.waited_ns());
+      return report_timeout("room in the ring (the worker's tail)", WaitOn::ring, ring.ring_id,
+                            index, tail, wait.waited_ns());
     }
   }
 }
@@ -137,8 +137,8 @@ DISSECT_HD inline Status wait_completion(const RingHandle& ring, uint64_t index,
       return load_relaxed<Scope::system>(&ring.consumer->error) == 0 ? Status::ok : Status::failed;
     }
     if (wait.expired()) {
-      return report_timeout("completion (the ring's completion counter)", ring.ring_id, index,
-                            completed, wait.waited_ns());
+      return report_timeout("completion (the ring's completion counter)", WaitOn::ring,
+                            ring.ring_id, index, completed, wait.waited_ns());
     }
   }
 }

@@ -1,7 +1,7 @@
-// The proxy producer's results (common/status.h), and how a bounded proxy wait reports giving up.
+// The proxy producer's results (common/status.h); a bounded proxy wait gives up through
+// report_timeout(..., WaitOn::ring, ring_id, ...) (common/timeout.h), which traps on the device: a
+// kernel whose proxy is gone cannot make progress.
 #pragma once
-
-#include <cstdint>
 
 #include "dissect/common/status.h"
 #include "dissect/common/timeout.h"
@@ -10,13 +10,7 @@ namespace dissect::proxy {
 
 using dissect::Status;
 using dissect::to_string;
-
-// Prints which ring and which descriptor index a wait gave up on (common/timeout.h), then traps
-// on the device (a kernel whose proxy is gone cannot make progress).
-DISSECT_HD inline Status report_timeout(const char* what, uint32_t ring_id, uint64_t index,
-                                        uint64_t reached, uint64_t waited_ns) {
-  report_wait_timeout(what, "ring", ring_id, false, "descriptor index", index, reached, waited_ns);
-  return Status::timeout;
-}
+using dissect::report_timeout;
+using dissect::WaitOn;
 
 }  // namespace dissect::proxy
