@@ -8,6 +8,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/common/atomic.h"
+#include "dissect/common/wait.h"
 #include "consumer.h"
 
 namespace dissect::proxy {
@@ -64,7 +65,7 @@ void Worker::join() {
 }
 
 void Worker::run() {
-  uint64_t drain_began = 0;
+  BoundedWait drain(config_.drain_timeout_ns);  // from the first pass that finds work left
   uint32_t idle_passes = 0;
   for (;;) {
     bool busy = retire_completions();
@@ -78,9 +79,8 @@ void Worker::run() {
     const int mode = stop_mode_.load(std::memory_order_acquire);
     if (mode == static_cast<int>(StopMode::abandon)) return;
     if (mode == static_cast<int>(StopMode::drain)) {
-      if (drain_began == 0) drain_began = now_ns();
       if (!busy && idle()) return;
-      if (now_ns() - drain_began > config_.drain_timeout_ns) return;  // the report names what is left
+      if (drain.over()) return;  // the report names what is left
     }
     if (busy) {
       idle_passes = 0;

@@ -103,12 +103,18 @@ class BoundedWait {
 
   // Call after a failed attempt: true once the bound has passed, otherwise spins once and false.
   DISSECT_HD bool expired() {
+    if (over()) return true;
+    backoff_.pause();
+    return false;
+  }
+
+  // The bound without the spin, for a loop whose spin is its own (a proxy worker's idle policy,
+  // the host engine's start, which yields on every check): true once the bound has passed.
+  DISSECT_HD bool over() {
     const uint64_t now = now_ns();
     if (began_ == 0) began_ = now;
     waited_ns_ = now - began_;
-    if (waited_ns_ > timeout_ns_) return true;
-    backoff_.pause();
-    return false;
+    return waited_ns_ > timeout_ns_;
   }
 
   DISSECT_HD uint64_t waited_ns() const { return waited_ns_; }

@@ -3,6 +3,7 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/error.h"
+#include "dissect/common/wait.h"
 #include "serve.h"
 
 namespace dissect::softnic {
@@ -49,9 +50,9 @@ void HostEngine::start(NicTables* tables, uint32_t threads, EngineStatus* status
       serve(t, threads, tables, status);
     });
   }
-  const uint64_t deadline = now_ns() + DEFAULT_WAIT_TIMEOUT_NS;
+  BoundedWait startup;
   while (scheduled_.load(std::memory_order_acquire) < threads) {
-    if (now_ns() > deadline) {
+    if (startup.over()) {
       const uint32_t scheduled = scheduled_.load();
       stop_.store(true, std::memory_order_release);  // the late ones return at once
       released_.store(true, std::memory_order_release);
