@@ -213,15 +213,24 @@ __device__ inline void record_op(const SampleBuffers& out, uint32_t i, uint32_t 
   out.b[i - warmup] = static_cast<unsigned long long>(completed - requested);
 }
 
-// A latency kernel's status word (SampleBuffers::status): its cause in bits 0-7, the QP's error
-// syndrome in 8-15 and the PE that stopped in 16-23, so the host names all three. A cause is a
-// gda::Status (below 100), one of these (from 101), or a kernel's own (from 150: the GDAKI
-// ablation's row 5), so no two readings of a word collide.
+// A GPU kernel's status word (SampleBuffers::status, a probe's window, a proxy kernel's): its
+// cause in bits 0-7, the QP's error syndrome in 8-15 and the PE that stopped in 16-23, so the host
+// names all three. A cause is a gda::Status (below 100) or one of these (from 101; from 150 the
+// GDAKI ablation's row 5), so no two readings of a word collide. Every kernel of bench/gpu names
+// its causes here: no local status enums.
 enum KernelCause : uint32_t {
   CAUSE_NONE = 0,
-  CAUSE_ERROR_CQE = 101,        // a peer library's wait saw an error CQE (its syndrome beside it)
-  CAUSE_LIBRARY_TIMEOUT = 102,  // a peer library's wait gave up
-  CAUSE_PEER_SILENT = 200,      // the round trip's peer did not answer within 5 s
+  CAUSE_ERROR_CQE = 101,          // a peer library's wait saw an error CQE (its syndrome beside it)
+  CAUSE_LIBRARY_TIMEOUT = 102,    // a peer library's wait gave up
+  CAUSE_POST_REFUSED = 103,       // a post or a proxy enqueue was refused
+  CAUSE_COMPLETION_FAILED = 104,  // the wait for a post's completion failed
+  CAUSE_PAYLOAD_MISMATCH = 105,   // after its completion the destination did not hold the op's value
+  CAUSE_REPLY_TIMEOUT = 106,      // the word a pinger polls (the reply) did not arrive in its bound
+  CAUSE_REQUEST_TIMEOUT = 107,    // the word a responder polls (the request) did not arrive in its bound
+  CAUSE_ABLATION_SPIN = 150,      // gdaki-ablation row 5: a spin passed its bound
+  CAUSE_ABLATION_INDEX = 151,     // row 5: DOCA's reservation disagrees with mini-gda's
+  CAUSE_ABLATION_SLOT = 152,      // row 5: the slot-availability check found its CQE unconsumed
+  CAUSE_PEER_SILENT = 200,        // the round trip's peer did not answer within 5 s
 };
 DISSECT_HD inline uint32_t kernel_status(uint32_t cause, uint32_t syndrome = 0, uint32_t pe = 0) {
   return cause == CAUSE_NONE ? 0u : (cause & 0xff) | (syndrome & 0xff) << 8 | (pe & 0xff) << 16;
@@ -236,6 +245,14 @@ inline std::string describe_kernel_status(uint32_t word) {
   switch (cause) {
     case CAUSE_ERROR_CQE: what = "the library's wait saw an error CQE"; break;
     case CAUSE_LIBRARY_TIMEOUT: what = "the library's wait timed out"; break;
+    case CAUSE_POST_REFUSED: what = "a post was refused"; break;
+    case CAUSE_COMPLETION_FAILED: what = "a completion wait failed"; break;
+    case CAUSE_PAYLOAD_MISMATCH: what = "the payload did not land"; break;
+    case CAUSE_REPLY_TIMEOUT: what = "the reply did not arrive in time"; break;
+    case CAUSE_REQUEST_TIMEOUT: what = "the request did not arrive in time"; break;
+    case CAUSE_ABLATION_SPIN: what = "a spin passed its bound"; break;
+    case CAUSE_ABLATION_INDEX: what = "DOCA's reservation disagrees with mini-gda's"; break;
+    case CAUSE_ABLATION_SLOT: what = "the slot-availability check found its CQE unconsumed"; break;
     case CAUSE_PEER_SILENT: what = "the peer did not answer within 5 s"; break;
     default: what = std::string("gda status ") + to_string(static_cast<gda::Status>(cause));
   }
@@ -362,6 +379,43 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
                        describe_kernel_status);
   });
   finish_latency_result(tally, issue, total, result);
+}
+
+// A peer library's put latency (gpu-latency --path, bench/gpu/peers/): `view(pair)` makes the
+// library's view of PE 0's QP, kept until the run is read back; `launch(view, pair)` launches its
+// kernel on PE 0's stream; the rest is measure_put_latency's (8 B; failure(status) names a run
+// that failed).
+template <typename View, typename Launch, typename Failure>
+void measure_peer_put_latency(const GpuExperimentConfig& config, const char* what,
+                              Measurement& result, View&& view, Launch&& launch, Failure&& failure) {
+  TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
+    cudaSetDevice(pair.pe[0].device);
+    const auto qp = view(pair);
+    launch(qp, pair);
+    record_latency_run(pair, run, t, config, 8, what, issue, total, failure);
+  });
+  finish_latency_result(tally, issue, total, result);
+}
+
+// A peer library's two gpu-latency rows, "<path>, inline" and "<path>, pointer": measure(inline,
+// row) fills each, note(inline) says which put and wait it ran.
+template <typename Measure, typename Note>
+std::vector<Measurement> peer_single_operation(const GpuExperimentConfig& config,
+                                               const std::string& path, const char* ordering,
+                                               const char* library, const std::string& version,
+                                               Measure&& measure, Note&& note) {
+  std::vector<Measurement> out;
+  for (const bool is_inline : {true, false}) {
+    Measurement r = base_result(config, "latency", path + (is_inline ? ", inline" : ", pointer"),
+                                ordering, 8, is_inline);
+    measure(is_inline, r);
+    r.library = library;
+    r.library_version = version;
+    r.note += note(is_inline);
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace dissect::bench::gpu

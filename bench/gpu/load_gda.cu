@@ -91,7 +91,7 @@ LoadRun run_gda_load(const LoadConfig& c, const QueueLayout& l) {
   uint32_t failure[3] = {};
   q.read(&w, s.args.probe.window, 1);
   q.read(failure, s.args.failure, 3);
-  if (failure[0] != 0 || w.status != probe_ok) {
+  if (failure[0] != 0 || w.status != CAUSE_NONE) {
     run.failure = failure[0] != 0 ? describe_failure(failure)
                                   : "probe QP " + std::to_string(l.probe(0)) + ": " + probe_status_text(w.status) +
                                         " failed after " + std::to_string(w.samples) + " round trips";

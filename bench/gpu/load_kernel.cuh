@@ -110,7 +110,7 @@ __device__ inline void background_warp(const LoadArgs& a, uint32_t b) {
     s = shared ? gda::quiet<LoadPolicy, gda::Sharing::shared>(t.qp)
                : gda::quiet<LoadPolicy, gda::Sharing::exclusive>(t.qp);
   }
-  if (s != gda::Status::ok) load_failure(a, s == gda::Status::timeout ? probe_completion : probe_post, q);
+  if (s != gda::Status::ok) load_failure(a, s == gda::Status::timeout ? CAUSE_COMPLETION_FAILED : CAUSE_POST_REFUSED, q);
   a.posted[b] = m;
 }
 

@@ -103,7 +103,7 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   run.descriptors_per_post = posts ? double(descriptors) / double(posts) : 0;
   run.worker_busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
   run.worker_full_percent = passes ? 100.0 * double(full) / double(passes) : 0;
-  if (failure[0] != 0 || w.status != probe_ok) {
+  if (failure[0] != 0 || w.status != CAUSE_NONE) {
     run.failure = "ring " + std::to_string(failure[0] ? failure[1] : l.probe(0)) + ": " +
                   probe_status_text(failure[0] ? failure[0] : w.status) + " failed";
     return run;

@@ -74,12 +74,12 @@ __device__ inline void producer(const ProxyLoadArgs& a, uint32_t b) {
     pace.started(now_ns());
     store_relaxed<Scope::system>(source, count + 1);  // ordered by the descriptor's release store
     if (proxy::enqueue<proxy::tuned, proxy::Sharing::shared>(ring, request, &index) != proxy::Status::ok) {
-      fail(a, probe_post, r);
+      fail(a, CAUSE_POST_REFUSED, r);
       break;
     }
     ++count;
   }
-  if (count > 0 && proxy::wait_completion(ring, index) != proxy::Status::ok) fail(a, probe_completion, r);
+  if (count > 0 && proxy::wait_completion(ring, index) != proxy::Status::ok) fail(a, CAUSE_COMPLETION_FAILED, r);
   a.posted[b] = count;
 }
 

@@ -25,12 +25,17 @@ namespace dissect::bench::gpu {
 
 inline constexpr uint64_t PROBE_POLL_TIMEOUT_NS = 10'000'000'000ull;
 
-enum ProbeStatus : uint32_t { probe_ok = 0, probe_post = 1, probe_completion = 2, probe_reply_timeout = 3,
-                              probe_request_timeout = 4 };
+// A probe's status is a KernelCause (harness.cuh): CAUSE_POST_REFUSED, CAUSE_COMPLETION_FAILED,
+// CAUSE_REPLY_TIMEOUT (the pinger), CAUSE_REQUEST_TIMEOUT (the responder); this names the step.
 inline std::string probe_status_text(uint32_t s) {
-  static const char* what[] = {"ok", "posting", "completion", "waiting for the reply (10 s)",
-                               "waiting for the request (10 s)"};
-  return s < 5 ? what[s] : "status " + std::to_string(s);
+  switch (s) {
+    case CAUSE_NONE: return "ok";
+    case CAUSE_POST_REFUSED: return "posting";
+    case CAUSE_COMPLETION_FAILED: return "completion";
+    case CAUSE_REPLY_TIMEOUT: return "waiting for the reply (10 s)";
+    case CAUSE_REQUEST_TIMEOUT: return "waiting for the request (10 s)";
+    default: return "status " + std::to_string(s);
+  }
 }
 
 // What the pinger reports: the window it measured and the background carried over it.
@@ -88,19 +93,19 @@ __device__ inline void ping(const Side& side, const ProbePlan& p, Carried&& carr
   while (now_ns() - g0 < p.ramp_ns) {
   }
   ProbeWindow w{};
-  uint32_t status = probe_ok;
-  for (uint32_t i = 0; i < p.warmup + p.iterations && status == probe_ok; ++i) {
+  uint32_t status = CAUSE_NONE;
+  for (uint32_t i = 0; i < p.warmup + p.iterations && status == CAUSE_NONE; ++i) {
     if (i == p.warmup) {
       w.start_ns = now_ns();
       w.completed_start = carried();
     }
     uint64_t ticket = 0;
     const long long ca = clock64();
-    if (!side.send(uint64_t{i} + 1, &ticket)) status = probe_post;
-    else if (!await_word<Side::LANDING_SCOPE>(side.landing, uint64_t{i} + 1, nullptr)) status = probe_reply_timeout;
+    if (!side.send(uint64_t{i} + 1, &ticket)) status = CAUSE_POST_REFUSED;
+    else if (!await_word<Side::LANDING_SCOPE>(side.landing, uint64_t{i} + 1, nullptr)) status = CAUSE_REPLY_TIMEOUT;
     const long long cb = clock64();
-    if (status == probe_ok && !side.retire(ticket)) status = probe_completion;
-    if (status != probe_ok || i < p.warmup) continue;
+    if (status == CAUSE_NONE && !side.retire(ticket)) status = CAUSE_COMPLETION_FAILED;
+    if (status != CAUSE_NONE || i < p.warmup) continue;
     p.round_trip[w.samples++] = static_cast<unsigned long long>(cb - ca);
     if (now_ns() - w.start_ns > p.budget_ns) break;
   }
@@ -118,12 +123,12 @@ template <typename Side, typename Fail>
 __device__ inline void answer(const Side& side, const uint32_t* stop, Fail&& fail) {
   for (uint64_t i = 1;; ++i) {
     if (!await_word<Side::LANDING_SCOPE>(side.landing, i, stop)) {
-      if (!probe_stopped(stop)) fail(probe_request_timeout);
+      if (!probe_stopped(stop)) fail(CAUSE_REQUEST_TIMEOUT);
       return;
     }
     uint64_t ticket = 0;
     if (!side.send(i, &ticket) || !side.retire(ticket)) {
-      fail(probe_post);
+      fail(CAUSE_POST_REFUSED);
       return;
     }
   }

@@ -33,13 +33,17 @@ constexpr uint32_t kSource = 1;   // the word each side sends from
 constexpr uint32_t kRingEntries = 1024;
 constexpr uint64_t kPollTimeoutNs = 5'000'000'000ull;
 
-enum ProxyStatus : uint32_t { kOk = 0, kEnqueue = 1, kCompletion = 2, kPayload = 3, kPollTimeout = 4 };
-
 struct ProxySamples {
   unsigned long long* issue = nullptr;  // cycles per op
   unsigned long long* total = nullptr;
   Timer* timer = nullptr;
   uint32_t* status = nullptr;
+};
+
+// The two endpoints' words (kLanding, kSource) a proxy kernel sends between, in mapped memory.
+struct ProxyWords {
+  uint64_t* a;
+  uint64_t* b;
 };
 
 __device__ inline proxy::Request write_word(uint32_t window, uint32_t from, uint32_t to) {
@@ -83,22 +87,25 @@ __device__ inline proxy::Status enqueue_timed(const proxy::RingHandle& ring, pro
 
 // issue and put+completion; the landing word must hold the op's value after its completion.
 template <Mode M>
-__global__ void proxy_put_kernel(proxy::RingHandle ring, uint64_t* a, const uint64_t* b,
-                                 uint32_t warmup, uint32_t iterations, ProxySamples out) {
+__global__ void proxy_put_kernel(proxy::RingHandle ring, ProxyWords words, OpCount ops,
+                                 ProxySamples out) {
+  uint64_t* const a = words.a;
+  const uint64_t* const b = words.b;
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   proxy::OwnedRing owned = proxy::own(ring);
-  uint32_t status = kOk;
-  for (uint32_t i = 0; i < warmup + iterations && status == kOk; ++i) {
+  uint32_t status = CAUSE_NONE;
+  for (uint32_t i = 0; i < warmup + iterations && status == CAUSE_NONE; ++i) {
     store_relaxed<Scope::system>(&a[kSource], uint64_t{i} + 1);
     uint64_t index = 0;
     long long ca, cb;
     const proxy::Status s =
         enqueue_timed<M>(ring, owned, write_word(0, kSource, kSource), &index, &ca, &cb);
-    if (s != proxy::Status::ok) status = kEnqueue;
-    else if (proxy::wait_completion(ring, index) != proxy::Status::ok) status = kCompletion;
+    if (s != proxy::Status::ok) status = CAUSE_POST_REFUSED;
+    else if (proxy::wait_completion(ring, index) != proxy::Status::ok) status = CAUSE_COMPLETION_FAILED;
     const long long cc = clock64();
-    if (status == kOk && load_acquire<Scope::system>(&b[kSource]) != uint64_t{i} + 1) status = kPayload;
+    if (status == CAUSE_NONE && load_acquire<Scope::system>(&b[kSource]) != uint64_t{i} + 1) status = CAUSE_PAYLOAD_MISMATCH;
     if (i >= warmup) {
       out.issue[i - warmup] = static_cast<unsigned long long>(cb - ca);
       out.total[i - warmup] = static_cast<unsigned long long>(cc - ca);
@@ -111,9 +118,9 @@ __global__ void proxy_put_kernel(proxy::RingHandle ring, uint64_t* a, const uint
 __device__ inline uint32_t await_word(const uint64_t* word, uint64_t value) {
   const uint64_t began = now_ns();
   while (load_acquire<Scope::system>(word) != value) {
-    if (now_ns() - began > kPollTimeoutNs) return kPollTimeout;
+    if (now_ns() - began > kPollTimeoutNs) return CAUSE_REPLY_TIMEOUT;
   }
-  return kOk;
+  return CAUSE_NONE;
 }
 
 // Sends `value` from `from`'s source word into the peer's landing word.
@@ -124,39 +131,49 @@ __device__ uint32_t send_word(const proxy::RingHandle& ring, proxy::OwnedRing& o
   long long ca, cb;
   return enqueue_timed<M>(ring, owned, write_word(window, kSource, kLanding), index, &ca, &cb) ==
                  proxy::Status::ok
-             ? kOk : kEnqueue;
+             ? CAUSE_NONE : CAUSE_POST_REFUSED;
 }
+
+// The rings of a round trip: ring 0 carries A -> B (`ping`), ring 1 B -> A (`pong`).
+struct ProxyRings {
+  proxy::RingHandle ping;
+  proxy::RingHandle pong;
+};
 
 // Two CTAs of one thread: CTA 0 pings A -> B on ring 0 and times it, CTA 1 answers B -> A on ring 1.
 template <Mode M>
-__global__ void proxy_round_trip_kernel(proxy::RingHandle ping, proxy::RingHandle pong, uint64_t* a,
-                                        uint64_t* b, uint32_t warmup, uint32_t iterations,
+__global__ void proxy_round_trip_kernel(ProxyRings rings, ProxyWords words, OpCount ops,
                                         ProxySamples out) {
+  const proxy::RingHandle& ping = rings.ping;
+  const proxy::RingHandle& pong = rings.pong;
+  uint64_t* const a = words.a;
+  uint64_t* const b = words.b;
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
   const bool pinger = blockIdx.x == 0;
   const proxy::RingHandle& ring = pinger ? ping : pong;
   proxy::OwnedRing owned = proxy::own(ring);
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
-  uint32_t status = kOk;
-  for (uint32_t i = 0; i < warmup + iterations && status == kOk; ++i) {
+  uint32_t status = CAUSE_NONE;
+  for (uint32_t i = 0; i < warmup + iterations && status == CAUSE_NONE; ++i) {
     const uint64_t value = uint64_t{i} + 1;
     uint64_t index = 0;
     const long long ca = clock64();
     if (pinger) {
       status = send_word<M>(ring, owned, 0, a, value, &index);
-      if (status == kOk) status = await_word(&a[kLanding], value);
+      if (status == CAUSE_NONE) status = await_word(&a[kLanding], value);
     } else {
       status = await_word(&b[kLanding], value);
-      if (status == kOk) status = send_word<M>(ring, owned, 1, b, value, &index);
+      if (status == CAUSE_NONE) status = send_word<M>(ring, owned, 1, b, value, &index);
     }
     const long long cb = clock64();
     // Retire outside the timed span: one outstanding request per side.
-    if (status == kOk && proxy::wait_completion(ring, index) != proxy::Status::ok) status = kCompletion;
+    if (status == CAUSE_NONE && proxy::wait_completion(ring, index) != proxy::Status::ok) status = CAUSE_COMPLETION_FAILED;
     if (pinger && i >= warmup) out.total[i - warmup] = static_cast<unsigned long long>(cb - ca);
   }
   if constexpr (M == Mode::tuned || M == Mode::tuned_fenced) proxy::disown(owned);
   if (pinger) finish(out, g0, c0, status);
-  else if (status != kOk) atomicMax(out.status, status);
+  else if (status != CAUSE_NONE) atomicMax(out.status, status);
 }
 
 enum class StoreKind { posted, release };
@@ -165,8 +182,9 @@ enum class StoreKind { posted, release };
 // put loop. Posted: a weak st.global.v2.u64, a PCIe write TLP the SM does not wait for. Release:
 // the tuned handoff's store, whose fence waits for the earlier payload write to be ordered.
 template <StoreKind K>
-__global__ void store16_kernel(proxy::Descriptor* target, uint64_t* payload, uint32_t warmup,
-                               uint32_t iterations, ProxySamples out) {
+__global__ void store16_kernel(proxy::Descriptor* target, uint64_t* payload, OpCount ops,
+                               ProxySamples out) {
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   for (uint32_t i = 0; i < warmup + iterations; ++i) {
@@ -182,7 +200,7 @@ __global__ void store16_kernel(proxy::Descriptor* target, uint64_t* payload, uin
     const long long cb = clock64();
     if (i >= warmup) out.issue[i - warmup] = static_cast<unsigned long long>(cb - ca);
   }
-  finish(out, g0, c0, kOk);
+  finish(out, g0, c0, CAUSE_NONE);
 }
 
 // Device sample buffers and a stream for one run.
@@ -237,10 +255,10 @@ struct Accumulated {
 
 // Adds one kernel's samples; a device status fails the row and names the run.
 bool accept(const RunSamples& s, uint32_t run, const char* what, Accumulated* acc) {
-  if (s.status != kOk) {
+  if (s.status != CAUSE_NONE) {
     acc->valid = false;
     acc->note += std::string(what) + " run " + std::to_string(run) + ": device status " +
-                 std::to_string(s.status) + "; ";
+                 std::to_string(s.status) + " (" + describe_kernel_status(s.status) + "); ";
     return false;
   }
   acc->clock_sum += clock_mhz(s.timer);
@@ -268,7 +286,8 @@ void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_
   auto* b = reinterpret_cast<uint64_t*>(rig.b.device);
   {
     Run r(n);
-    proxy_put_kernel<M><<<1, 1, 0, r.stream>>>(rig.proxy->ring(0), a, b, config.warmup, n, r.samples);
+    proxy_put_kernel<M><<<1, 1, 0, r.stream>>>(rig.proxy->ring(0), ProxyWords{a, b},
+                                               OpCount{config.warmup, n}, r.samples);
     check_cuda(cudaGetLastError(), "launch proxy_put_kernel");
     const RunSamples s = collect(r, n, "proxy_put_kernel");
     if (accept(s, run, "put", acc)) {
@@ -278,8 +297,9 @@ void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_
   }
   {
     Run r(n);
-    proxy_round_trip_kernel<M><<<2, 1, 0, r.stream>>>(rig.proxy->ring(0), rig.proxy->ring(1), a, b,
-                                                            config.warmup, n, r.samples);
+    proxy_round_trip_kernel<M><<<2, 1, 0, r.stream>>>(ProxyRings{rig.proxy->ring(0), rig.proxy->ring(1)},
+                                                      ProxyWords{a, b}, OpCount{config.warmup, n},
+                                                      r.samples);
     check_cuda(cudaGetLastError(), "launch proxy_round_trip_kernel");
     const RunSamples s = collect(r, n, "proxy_round_trip_kernel");
     if (accept(s, run, "round trip", acc)) add_run(acc->trip, s.total.data(), n, s.timer);
@@ -323,7 +343,7 @@ gpu::Measurement measure_store16(const GpuExperimentConfig& config, const char* 
     Run k(n);
     auto* slots = reinterpret_cast<proxy::Descriptor*>(target.device);
     auto* payload = reinterpret_cast<uint64_t*>(target.device + 4 * sizeof(proxy::Descriptor));
-    store16_kernel<K><<<1, 1, 0, k.stream>>>(slots, payload, config.warmup, n, k.samples);
+    store16_kernel<K><<<1, 1, 0, k.stream>>>(slots, payload, OpCount{config.warmup, n}, k.samples);
     check_cuda(cudaGetLastError(), "launch store16_kernel");
     const RunSamples s = collect(k, n, "store16_kernel");
     config.progress.run_done(run);

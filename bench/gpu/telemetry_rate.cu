@@ -38,10 +38,27 @@ struct RateOut {
   uint32_t status;
 };
 
+// What telemetry_rate_kernel streams: BATCH writes a doorbell from the source slots to the
+// destination slots, `warmup` untimed messages then `messages` timed ones.
+struct TelemetryRateArgs {
+  nic::QpHandle qp;
+  uint8_t* src;
+  uint32_t lkey;
+  uint8_t* dst;
+  uint32_t rkey;
+  uint64_t warmup;
+  uint64_t messages;
+  RateOut* out;
+};
+
 template <typename Policy>
-__global__ void telemetry_rate_kernel(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8_t* dst,
-                                      uint32_t rkey, uint64_t warmup, uint64_t messages,
-                                      RateOut* out) {
+__global__ void telemetry_rate_kernel(TelemetryRateArgs args) {
+  nic::QpHandle qp = args.qp;
+  uint8_t* const src = args.src;
+  uint8_t* const dst = args.dst;
+  const uint32_t lkey = args.lkey, rkey = args.rkey;
+  const uint64_t warmup = args.warmup, messages = args.messages;
+  RateOut* const out = args.out;
   gda::WriteRequest requests[BATCH];
   for (uint32_t k = 0; k < BATCH; ++k) {
     requests[k] = gda::WriteRequest{reinterpret_cast<uint64_t>(src + size_t{k} * SLOT), lkey, BYTES,
@@ -142,11 +159,8 @@ std::vector<gpu::Measurement> measure(const GpuExperimentConfig& config) {
         check_cuda(cudaMemcpyAsync(v.block, &fresh, sizeof fresh, cudaMemcpyHostToDevice, a.stream), "block");
         nic::attach_telemetry(qp, v.block, reinterpret_cast<uint64_t*>(v.block + 1), fresh.sample_mask);
       }
-      uint8_t* src = a.src;
-      uint32_t lkey = a.src_mr.lkey, rkey = b.dst_mr.rkey;
-      uint8_t* dst = b.dst;
-      uint64_t warm = warmup, timed = messages;
-      void* args[] = {&qp, &src, &lkey, &dst, &rkey, &warm, &timed, &out};
+      TelemetryRateArgs launch{qp, a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, warmup, messages, out};
+      void* args[] = {&launch};
       check_cuda(cudaLaunchKernel(v.counted ? counted : bare, dim3(1), dim3(1), args, 0, a.stream),
                  "launch telemetry_rate_kernel");
       wait(a.stream, *pair, "telemetry rate kernel", 60);

@@ -37,6 +37,7 @@
 #include <iterator>
 
 #include "../harness.cuh"
+#include "gdaki_put_kernel.cuh"
 #include "../peer_latency.h"
 
 namespace dissect::bench {
@@ -99,8 +100,7 @@ static_assert(gda::inline_write_wqebbs(8) == 1, "an 8 B inline put must fit one 
 enum class Step : int { mmio = 2, doca_fences = 3, double_ring = 4, bookkeeping = 5 };
 
 constexpr uint32_t SPIN_BOUND = 1u << 24;  // iterations; one thread never spins here at all
-// Row 5's own causes of the status word, in the kernels' range of harness.cuh's KernelCause.
-enum : uint32_t { ST_OK = 0, ST_SPIN = 150, ST_INDEX = 151, ST_SLOT = 152 };
+// Row 5's causes of the status word are harness.cuh's CAUSE_ABLATION_SPIN, _INDEX and _SLOT.
 
 // The ring of rows 2-4, for the WQEs below `end`.
 template <Step S>
@@ -139,13 +139,13 @@ __device__ __forceinline__ uint32_t post_with_bookkeeping(const nic::QpHandle& q
   using Ref = cuda::atomic_ref<uint64_t, cuda::thread_scope_device>;
   // doca_gpu_dev_verbs_reserve_wq_slots<GPU>: atomic_add relaxed on sq_rsvd_index.
   const uint64_t idx = Ref(c->rsvd_index).fetch_add(1, cuda::memory_order_relaxed);
-  if (idx != base) return ST_INDEX;
+  if (idx != base) return CAUSE_ABLATION_INDEX;
   // _wait_until_slot_available: once the ring has wrapped, poll_cq_at(idx - nwqes), which for a
   // CQE already consumed reads cqe_ci, returns, then fence.acquire.sys and atomic_max on cqe_ci.
   const uint64_t nwqes = qp.sq.wqebb_count;
   if (idx >= nwqes) {
     const uint64_t slot = idx - nwqes;
-    if (!(slot < Ref(c->cqe_ci).load(cuda::memory_order_relaxed))) return ST_SLOT;
+    if (!(slot < Ref(c->cqe_ci).load(cuda::memory_order_relaxed))) return CAUSE_ABLATION_SLOT;
     doca_fence_acquire_sys();
     Ref(c->cqe_ci).fetch_max(slot + 1, cuda::memory_order_relaxed);
   }
@@ -153,14 +153,14 @@ __device__ __forceinline__ uint32_t post_with_bookkeeping(const nic::QpHandle& q
   // doca_gpu_dev_verbs_mark_wqes_ready<GPU>: fence, spin for our turn, fence, publish.
   doca_fence_release_gpu();
   for (uint32_t n = 0; Ref(c->ready_index).load(cuda::memory_order_relaxed) != idx; ++n) {
-    if (n > SPIN_BOUND) return ST_SPIN;
+    if (n > SPIN_BOUND) return CAUSE_ABLATION_SPIN;
   }
   doca_fence_acquire_gpu();
   Ref(c->ready_index).store(idx + 1, cuda::memory_order_relaxed);
   // doca_gpu_dev_verbs_submit_db<GPU>: lock (atomicCAS loop, fence.acquire.gpu), atomic_max
   // acquire on sq_wqe_pi, the double ring when it moved, unlock (release store).
   for (uint32_t n = 0; atomicCAS(&c->lock, 0, 1) != 0; ++n) {
-    if (n > SPIN_BOUND) return ST_SPIN;
+    if (n > SPIN_BOUND) return CAUSE_ABLATION_SPIN;
   }
   doca_fence_acquire_gpu();
   const uint64_t end = idx + 1;
@@ -175,15 +175,23 @@ __device__ __forceinline__ uint32_t post_with_bookkeeping(const nic::QpHandle& q
     store_mmio_relaxed_sys(qp.doorbell, db_value);
   }
   cuda::atomic_ref<int, cuda::thread_scope_device>(c->lock).store(0, cuda::memory_order_release);
-  return ST_OK;
+  return CAUSE_NONE;
 }
+
+// Where a row's puts land: the peer's destination slots and their rkey (op i: slot i % SLOTS).
+struct RemoteSlots {
+  uint8_t* dst;
+  uint32_t rkey;
+};
 
 // Rows 2-5: put_latency_kernel's loop (OwnedQp, inline value, mini-gda's wait) with the step's
 // submission in place of put_value's ring.
 template <Step S>
-__global__ void ablation_kernel(nic::QpHandle qp, DocaCounters* counters, uint8_t* dst,
-                                uint32_t rkey, uint32_t warmup, uint32_t iterations,
-                                SampleBuffers out) {
+__global__ void ablation_kernel(nic::QpHandle qp, DocaCounters* counters, RemoteSlots to,
+                                OpCount ops, SampleBuffers out) {
+  uint8_t* const dst = to.dst;
+  const uint32_t rkey = to.rkey;
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   uint32_t status = 0;
@@ -221,34 +229,11 @@ __global__ void ablation_kernel(nic::QpHandle qp, DocaCounters* counters, uint8_
   finish_timing(out, c0, g0, kernel_status(status, status != 0 ? qp.state->error : 0));
 }
 
-// Row 6: gpu-latency --path gdaki's inline loop.
-__global__ void doca_kernel(doca_gpu_dev_verbs_qp* qp, uint8_t* dst, uint32_t rkey,
-                            uint32_t warmup, uint32_t iterations, SampleBuffers out) {
-  const uint64_t g0 = now_ns();
-  const long long c0 = clock64();
-  uint32_t status = 0;
-  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
-    const doca_gpu_dev_verbs_addr raddr{reinterpret_cast<uint64_t>(dst + size_t{i % SLOTS} * SLOT),
-                                        gdaki::mkey(rkey)};
-    doca_gpu_dev_verbs_ticket_t ticket = 0;
-    const uint64_t value = payload_value(i, 8);
-    const long long ca = clock64();
-    doca_gpu_dev_verbs_p<uint64_t>(qp, raddr, value, &ticket);
-    const long long cb = clock64();
-    const int verdict = gdaki::wait(qp, ticket);
-    if (verdict == gdaki::WAIT_CQE_ERROR) status = kernel_status(CAUSE_ERROR_CQE, gdaki::error_syndrome(qp, ticket));
-    else if (verdict != gdaki::WAIT_OK) status = kernel_status(CAUSE_LIBRARY_TIMEOUT);
-    const long long cc = clock64();
-    record_op(out, i, warmup, ca, cb, cc);
-  }
-  finish_timing(out, c0, g0, status);
-}
-
 std::string status_text(uint32_t status) {
   switch (status_cause(status)) {
-    case ST_SPIN: return "row 5: a spin passed its bound";
-    case ST_INDEX: return "row 5: DOCA's reservation disagrees with mini-gda's";
-    case ST_SLOT: return "row 5: slot-availability check found its CQE unconsumed";
+    case CAUSE_ABLATION_SPIN: return "row 5: a spin passed its bound";
+    case CAUSE_ABLATION_INDEX: return "row 5: DOCA's reservation disagrees with mini-gda's";
+    case CAUSE_ABLATION_SLOT: return "row 5: slot-availability check found its CQE unconsumed";
     default: return describe_kernel_status(status);
   }
 }
@@ -281,9 +266,9 @@ void measure_step(const GpuExperimentConfig& config, gpu::Measurement& result) {
     // engine: peers::DeviceRecord allocates nothing).
     const peers::DeviceRecord counters(a.device, sizeof(DocaCounters), a.stream);
     ablation_kernel<S><<<1, 1, 0, a.stream>>>(a.qp->handle(),
-                                              static_cast<DocaCounters*>(counters.get()), b.dst,
-                                              b.dst_mr.rkey, config.warmup, config.iterations,
-                                              pair.samples);
+                                              static_cast<DocaCounters*>(counters.get()),
+                                              RemoteSlots{b.dst, b.dst_mr.rkey},
+                                              OpCount{config.warmup, config.iterations}, pair.samples);
     check_cuda(cudaGetLastError(), "launch ablation_kernel");
     wait(a.stream, pair, "gdaki ablation kernel");  // before the record goes back to its pool
   });
@@ -295,9 +280,11 @@ void measure_doca(const GpuExperimentConfig& config, gpu::Measurement& result) {
     auto& b = pair.pe[1];
     const gdaki::Qp qp(a.qp->handle(), nic::placement_from_string(config.placement), a.device,
                        a.stream);
-    doca_kernel<<<1, 1, 0, a.stream>>>(qp.device_qp(), b.dst, b.dst_mr.rkey, config.warmup,
-                                       config.iterations, pair.samples);
-    check_cuda(cudaGetLastError(), "launch doca_kernel");
+    // Row 6: gpu-latency --path gdaki's inline kernel (gdaki_put_kernel.cuh).
+    gdaki_put_latency_kernel<true><<<1, 1, 0, a.stream>>>(
+        qp.device_qp(), PutPath{a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, 8},
+        OpCount{config.warmup, config.iterations}, pair.samples);
+    check_cuda(cudaGetLastError(), "launch gdaki_put_latency_kernel");
     wait(a.stream, pair, "gdaki ablation DOCA kernel");
   });
 }

@@ -23,10 +23,12 @@ __device__ inline uint32_t verdict_status(int verdict) {
 }
 
 template <bool Inline>
-__global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, uint8_t* src,
-                                           uint32_t lkey, uint8_t* dst, uint32_t rkey,
-                                           uint32_t warmup, uint32_t iterations,
-                                           SampleBuffers out) {
+__global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, PutPath path,
+                                           OpCount ops, SampleBuffers out) {
+  uint8_t* const src = path.src;
+  uint8_t* const dst = path.dst;
+  const uint32_t lkey = path.lkey, rkey = path.rkey;
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
   const uint64_t g0 = now_ns();
   const long long c0 = clock64();
   uint32_t status = 0;
@@ -53,45 +55,44 @@ __global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, uint8
 
 template <bool Inline>
 void measure_nvshmem(const GpuExperimentConfig& config, gpu::Measurement& result) {
-  gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
-  const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
-    auto& a = pair.pe[0];
-    auto& b = pair.pe[1];
-    cudaSetDevice(a.device);
-    ibgda::upload_state(a.stream);  // this translation unit's copy of NVSHMEM's state
-    const ibgda::Qp qp(a.qp->handle(), a.device, a.stream);  // a fresh QP: NVSHMEM's counters 0
-    nvshmem_put_latency_kernel<Inline><<<1, 1, 0, a.stream>>>(
-        qp.device_qp(), a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, config.warmup,
-        config.iterations, pair.samples);
-    check_cuda(cudaGetLastError(), "launch nvshmem_put_latency_kernel");
-    record_latency_run(pair, run, t, config, 8, "nvshmem-ibgda put latency kernel", issue, total, [](uint32_t status) {
-      return status_cause(status) == CAUSE_ERROR_CQE ? "error CQE, syndrome " + std::to_string(status_syndrome(status))
-                                                     : std::string("NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
-    });
-  });
-  finish_latency_result(tally, issue, total, result);
+  measure_peer_put_latency(
+      config, "nvshmem-ibgda put latency kernel", result,
+      [&](PePair& pair) {
+        auto& a = pair.pe[0];
+        ibgda::upload_state(a.stream);  // this translation unit's copy of NVSHMEM's state
+        return ibgda::Qp(a.qp->handle(), a.device, a.stream);  // a fresh QP: NVSHMEM's counters 0
+      },
+      [&](const ibgda::Qp& qp, PePair& pair) {
+        auto& a = pair.pe[0];
+        auto& b = pair.pe[1];
+        nvshmem_put_latency_kernel<Inline><<<1, 1, 0, a.stream>>>(
+            qp.device_qp(), PutPath{a.src, a.src_mr.lkey, b.dst, b.dst_mr.rkey, 8},
+            OpCount{config.warmup, config.iterations}, pair.samples);
+        check_cuda(cudaGetLastError(), "launch nvshmem_put_latency_kernel");
+      },
+      [](uint32_t status) {
+        return status_cause(status) == CAUSE_ERROR_CQE ? "error CQE, syndrome " + std::to_string(status_syndrome(status))
+                                                       : std::string("NVSHMEM's ibgda_poll_cq timed out (-ETIME)");
+      });
 }
 
 }  // namespace
 }  // namespace gpu
 
 std::vector<gpu::Measurement> run_nvshmem_single_operation(const GpuExperimentConfig& config) {
-  std::vector<gpu::Measurement> out;
-  for (const bool is_inline : {true, false}) {
-    const std::string variant = std::string("nvshmem-ibgda, ") + (is_inline ? "inline" : "pointer");
-    gpu::Measurement r =
-        gpu::base_result(config, "latency", variant, "nvshmem-ibgda-membar", 8, is_inline);
-    if (is_inline) gpu::measure_nvshmem<true>(config, r);
-    else gpu::measure_nvshmem<false>(config, r);
-    r.library = peers::nvshmem_ibgda::LIBRARY;
-    r.library_version = peers::nvshmem_ibgda::version();
-    r.note += std::string(is_inline ? "ibgda_write_rdma_write_inl_wqe (nvshmem_p's WQE)"
-                                    : "ibgda_write_rdma_write_wqe, 8 B") +
-              " + ibgda_submit_requests (batch 1) + ibgda_poll_cq as ibgda_quiet calls it; "
-              "256-WQEBB QP, collapsed send CQ (cc = 1); nic_buf_on_gpumem (GPU-scope membars)";
-    out.push_back(std::move(r));
-  }
-  return out;
+  return gpu::peer_single_operation(
+      config, "nvshmem-ibgda", "nvshmem-ibgda-membar", peers::nvshmem_ibgda::LIBRARY,
+      peers::nvshmem_ibgda::version(),
+      [&](bool is_inline, gpu::Measurement& r) {
+        if (is_inline) gpu::measure_nvshmem<true>(config, r);
+        else gpu::measure_nvshmem<false>(config, r);
+      },
+      [](bool is_inline) {
+        return std::string(is_inline ? "ibgda_write_rdma_write_inl_wqe (nvshmem_p's WQE)"
+                                     : "ibgda_write_rdma_write_wqe, 8 B") +
+               " + ibgda_submit_requests (batch 1) + ibgda_poll_cq as ibgda_quiet calls it; "
+               "256-WQEBB QP, collapsed send CQ (cc = 1); nic_buf_on_gpumem (GPU-scope membars)";
+      });
 }
 
 }  // namespace dissect::bench

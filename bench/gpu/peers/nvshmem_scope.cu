@@ -17,9 +17,24 @@ namespace {
 namespace ibgda = peers::nvshmem_ibgda;
 constexpr uint32_t SLOTS = 64;  // as completion_scope.cu: put i to word 1 + i % SLOTS
 
-__global__ void nvshmem_scope_kernel(nvshmemi_ibgda_device_qp_t* qp0,
-                                     const gpu::LoopbackTarget* targets, bool all, uint32_t n, unsigned long long* samples,
-                                     uint32_t* failure) {
+// One run of nvshmem_scope_kernel: `n` nvshmem_p puts on QP 0 of the table (`qp0`, its target
+// first in `targets`), each waited for by the per-QP quiet or, `all`, the all-QP one.
+struct NvshmemScopeArgs {
+  nvshmemi_ibgda_device_qp_t* qp0;
+  const gpu::LoopbackTarget* targets;
+  bool all;
+  uint32_t n;
+  unsigned long long* samples;
+  uint32_t* failure;
+};
+
+__global__ void nvshmem_scope_kernel(NvshmemScopeArgs args) {
+  nvshmemi_ibgda_device_qp_t* const qp0 = args.qp0;
+  const gpu::LoopbackTarget* const targets = args.targets;
+  const bool all = args.all;
+  const uint32_t n = args.n;
+  unsigned long long* const samples = args.samples;
+  uint32_t* const failure = args.failure;
   const gpu::LoopbackTarget t = targets[0];
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t t0 = now_ns();
@@ -73,7 +88,7 @@ void measure_nvshmem_scope(const gpu::LoopbackOptions& nic, uint32_t qps, uint32
   nvshmemi_ibgda_device_qp_t* qp0 = ibgda::rc_table_qp(table, qps, 0);
   q.start({reinterpret_cast<const void*>(&nvshmem_scope_kernel)}, "nvshmem scope kernel");
   for (const bool all : {false, true}) {
-    nvshmem_scope_kernel<<<1, 1, 0, q.stream()>>>(qp0, q.targets(), all, n, samples, failure);
+    nvshmem_scope_kernel<<<1, 1, 0, q.stream()>>>(NvshmemScopeArgs{qp0, q.targets(), all, n, samples, failure});
     check_cuda(cudaGetLastError(), "launch nvshmem_scope_kernel");
     q.wait("gpu-completion-scope nvshmem-ibgda kernel");
     uint32_t failed = 0;
