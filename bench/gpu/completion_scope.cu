@@ -35,9 +35,25 @@ constexpr uint32_t SLOTS = 64;
 
 enum class Wait : uint32_t { per_qp, all_qps };
 
-__global__ void put_completion_kernel(const LoopbackTarget* targets, const nic::QpHandle* handles,
-                                      uint32_t qps, Wait wait, uint32_t n,
-                                      unsigned long long* samples, uint32_t* failure) {
+// One run of put_completion_kernel: `n` puts on QP 0 of `qps` (targets, handles), each waited for
+// as `wait` says; samples[i] in ns, the first failed gda::Status in *failure.
+struct PutCompletionArgs {
+  const LoopbackTarget* targets;
+  const nic::QpHandle* handles;
+  uint32_t qps;
+  Wait wait;
+  uint32_t n;
+  unsigned long long* samples;
+  uint32_t* failure;
+};
+
+__global__ void put_completion_kernel(PutCompletionArgs args) {
+  const LoopbackTarget* const targets = args.targets;
+  const nic::QpHandle* const handles = args.handles;
+  const uint32_t qps = args.qps, n = args.n;
+  const Wait wait = args.wait;
+  unsigned long long* const samples = args.samples;
+  uint32_t* const failure = args.failure;
   const LoopbackTarget t = targets[0];
   const gda::QpSet all{handles, qps};
   for (uint32_t i = 0; i < n; ++i) {
@@ -149,9 +165,8 @@ void measure(const ScopeConfig& c, uint32_t qps, std::vector<Metric>& metrics, b
           "gpu-completion-scope kernels");
   for (uint32_t m = 0; m < 3; ++m) {
     if (m < 2) {
-      put_completion_kernel<<<1, 1, 0, q.stream()>>>(q.targets(), q.handles(), qps,
-                                                     m == 0 ? Wait::per_qp : Wait::all_qps, n,
-                                                     samples, failure);
+      put_completion_kernel<<<1, 1, 0, q.stream()>>>(PutCompletionArgs{
+          q.targets(), q.handles(), qps, m == 0 ? Wait::per_qp : Wait::all_qps, n, samples, failure});
     } else {
       signal_round_trip_kernel<<<2, 1, 0, q.stream()>>>(q.targets(), qps, n, samples, failure);
     }
@@ -172,7 +187,8 @@ void measure(const ScopeConfig& c, uint32_t qps, std::vector<Metric>& metrics, b
   }
 }
 
-int run_gpu_completion_scope(const Arguments& a, Report& report) {
+// parse: the flags into a ScopeConfig, refused by name before anything runs.
+ScopeConfig parse_completion_scope(const Arguments& a) {
   a.provider({"softnic"});
   const bool quick = a.flag("quick", "300 timed operations and one run");
   ScopeConfig c;
@@ -212,19 +228,38 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
                           "not found at configure time; scripts/peer_headers.sh, reconfigure)");
   }
 #endif
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
+  return c;
+}
+
+// What the runs at one QP count measured: per-QP quiet, all-QP quiet, signal round trip.
+struct ScopePoint {
+  uint32_t qps;
+  std::vector<Metric> metrics;
+  bool valid = true;
+};
+
+// run: every QP count's runs, a progress line each.
+std::vector<ScopePoint> measure_completion_scope(const ScopeConfig& c) {
+  std::vector<ScopePoint> points;
+  Progress progress("gpu-completion-scope", c.qps.size());
+  for (uint32_t qps : c.qps) {
+    ScopePoint p{qps, {{"put+completion", "us", {}}, {"put+completion", "us", {}}, {"round trip", "us", {}}}};
+    for (uint32_t run = 0; run < c.runs; ++run) measure(c, qps, p.metrics, p.valid);
+    points.push_back(std::move(p));
+    progress.done(std::to_string(qps) + " QPs");
   }
+  return points;
+}
+
+// assemble: a row per QP count and measurement, the all-QP rows with the fitted growth per QP.
+std::vector<Result> assemble_completion_scope(const ScopeConfig& c, const std::vector<ScopePoint>& points) {
   const char* names[3] = {"per-QP quiet", "all-QP quiet", "signal round trip"};
   std::vector<Result> out;
   std::vector<double> x, all_p50;
-  Progress progress("gpu-completion-scope", c.qps.size());
-  for (uint32_t qps : c.qps) {
-    std::vector<Metric> metrics = {{"put+completion", "us", {}}, {"put+completion", "us", {}},
-                                   {"round trip", "us", {}}};
-    bool valid = true;
-    for (uint32_t run = 0; run < c.runs; ++run) measure(c, qps, metrics, valid);
+  for (const ScopePoint& point : points) {
+    const uint32_t qps = point.qps;
+    const std::vector<Metric>& metrics = point.metrics;
+    const bool valid = point.valid;
     for (uint32_t m = 0; m < 3; ++m) {
       if (m == 2 && c.path != "mini-gda") continue;  // the flat control is mini-gda's run
       Result r;
@@ -252,13 +287,23 @@ int run_gpu_completion_scope(const Arguments& a, Report& report) {
       if (m == 1 && !metrics[m].runs.empty()) x.push_back(qps), all_p50.push_back(metrics[m].p50());
       out.push_back(std::move(r));
     }
-    progress.done(std::to_string(qps) + " QPs");
   }
   char growth[32];
   std::snprintf(growth, sizeof growth, "%.4f", x.size() > 1 ? slope(x, all_p50) : 0.0);
-  int status = 0;
   for (Result& r : out) {
     if (r.knobs[0].second == names[1]) r.knobs.push_back({"all_qp_growth_us_per_qp", growth});
+  }
+  return out;
+}
+
+int run_gpu_completion_scope(const Arguments& a, Report& report) {
+  const ScopeConfig c = parse_completion_scope(a);
+  if (softnic::gpu_runtime_init() == 0) {
+    std::fprintf(stderr, "no CUDA device: skipped\n");
+    return 0;
+  }
+  int status = 0;
+  for (Result& r : assemble_completion_scope(c, measure_completion_scope(c))) {
     if (!r.payload_validated) status = 1;
     report.add(std::move(r));
   }

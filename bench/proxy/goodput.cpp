@@ -209,7 +209,8 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-int run_goodput(const Arguments& arguments, Report& report) {
+// parse: the flags into GoodputOptions (`cores`: --cores as given, for the rows' pinning knob).
+GoodputOptions parse_goodput(const Arguments& arguments, std::string* cores_given) {
   arguments.provider({"softnic"});
   const bool quick = arguments.flag("quick", "256 MiB per size and path, at most 200,000 messages, one run");
   GoodputOptions o;
@@ -239,21 +240,41 @@ int run_goodput(const Arguments& arguments, Report& report) {
   o.placement.pin = !cores.empty();
   o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
   arguments.check_all_used();
-  Progress progress("goodput", 2 * o.sizes.size() * o.runs);
-  o.progress = &progress;
+  *cores_given = cores;
+  return o;
+}
 
-  const size_t n = o.sizes.size();
-  std::vector<std::vector<double>> proxy_gb(n), gda_gb(n);  // [size][run]
+// What the runs measured: each size's goodput per run on both paths, and the proxy's CPU side.
+struct GoodputRuns {
+  std::vector<std::vector<double>> proxy_gb, gda_gb;  // [size][run]
   bool proxy_valid = true, gda_valid = true;
   std::vector<proxy::CpuClockState> clocks;
   std::string placement;
+};
+
+// run: `o.runs` runs of every size, mini-proxy then mini-gda each run.
+GoodputRuns measure_goodput(const GoodputOptions& o) {
+  const size_t n = o.sizes.size();
+  GoodputRuns m;
+  m.proxy_gb.resize(n);
+  m.gda_gb.resize(n);
   for (uint64_t run = 0; run < o.runs; ++run) {
     const std::vector<double> p = o.handoff == proxy::Handoff::tuned
-                                      ? proxy_run<proxy::tuned>(o, run, &proxy_valid, &clocks, &placement)
-                                      : proxy_run<proxy::baseline>(o, run, &proxy_valid, &clocks, &placement);
-    const std::vector<double> g = gda_run(o, run, &gda_valid);
-    for (size_t i = 0; i < n; ++i) proxy_gb[i].push_back(p[i]), gda_gb[i].push_back(g[i]);
+                                      ? proxy_run<proxy::tuned>(o, run, &m.proxy_valid, &m.clocks, &m.placement)
+                                      : proxy_run<proxy::baseline>(o, run, &m.proxy_valid, &m.clocks, &m.placement);
+    const std::vector<double> g = gda_run(o, run, &m.gda_valid);
+    for (size_t i = 0; i < n; ++i) m.proxy_gb[i].push_back(p[i]), m.gda_gb[i].push_back(g[i]);
   }
+  return m;
+}
+
+// assemble: a row per path and size, each with the reference and the first size at 90 % of it.
+void assemble_goodput(const GoodputOptions& o, const std::string& cores, const GoodputRuns& m,
+                      Report& report) {
+  const size_t n = o.sizes.size();
+  const auto& proxy_gb = m.proxy_gb;
+  const auto& gda_gb = m.gda_gb;
+  const std::string& placement = m.placement;
 
   // The reference: mini-gda at 1 MiB (or the largest size swept), median over runs.
   const auto mib = std::find(o.sizes.begin(), o.sizes.end(), kMiB);
@@ -300,14 +321,23 @@ int run_goodput(const Arguments& arguments, Report& report) {
       Metric goodput{"goodput", "GB/s", {}};
       for (double v : (is_proxy ? proxy_gb : gda_gb)[i]) goodput.runs.push_back(summarize({v}));
       r.metrics = {goodput};
-      r.payload_validated = is_proxy ? proxy_valid : gda_valid;
-      if (is_proxy) add_clock_environment(clocks, "", &r.environment);
+      r.payload_validated = is_proxy ? m.proxy_valid : m.gda_valid;
+      if (is_proxy) add_clock_environment(m.clocks, "", &r.environment);
       report.add(r);
     }
   }
   std::fprintf(stderr, "goodput: reference %s (%s); first size at 90%%: mini-proxy %s, mini-gda %s\n",
                reference_value, reference_text.c_str(), proxy_first.c_str(), gda_first.c_str());
-  if (!proxy_valid || !gda_valid) throw Error("goodput: payload validation failed (see the rows with payload_validated false)");
+}
+
+int run_goodput(const Arguments& arguments, Report& report) {
+  std::string cores;
+  GoodputOptions o = parse_goodput(arguments, &cores);
+  Progress progress("goodput", 2 * o.sizes.size() * o.runs);
+  o.progress = &progress;
+  const GoodputRuns m = measure_goodput(o);
+  assemble_goodput(o, cores, m, report);
+  if (!m.proxy_valid || !m.gda_valid) throw Error("goodput: payload validation failed (see the rows with payload_validated false)");
   return 0;
 }
 
