@@ -1,13 +1,12 @@
 #include "kernel_cost_rig.h"
 
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "harness.cuh"
 #include "kernel_cost_kernel.cuh"
 
 namespace dissect::bench::gpu {
@@ -175,17 +174,10 @@ class ProxyRig final : public KernelCostRig {
     check_cuda(cudaGetLastError(), "gpu-kernel-cost: launch the mini-proxy drain");
   }
   void wait(const char* what) const override {
-    const auto began = std::chrono::steady_clock::now();
-    for (;;) {
-      const cudaError_t q = cudaStreamQuery(stream_);
-      if (q == cudaSuccess) return;
-      if (q != cudaErrorNotReady) throw Error(std::string(what) + " failed: " + cudaGetErrorString(q));
-      if (std::chrono::steady_clock::now() - began > std::chrono::seconds(60)) {
-        throw Error(std::string(what) + " did not finish in 60 s (mini-proxy: " +
-                    std::to_string(PROXY_WORKERS) + " workers, " + std::to_string(PROXY_RINGS) + " rings)");
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
+    // The harness's one bounded stream wait (harness.cuh), as the mini-gda rig's LoopbackQps::wait.
+    wait_for_stream(stream_, what, 60, [] {
+      return "mini-proxy: " + std::to_string(PROXY_WORKERS) + " workers, " + std::to_string(PROXY_RINGS) + " rings";
+    });
   }
   // Every message copies block b's source slot of A into its slot of B (8 B too: the proxy
   // writes from memory), so the check compares the two; drained first (drain()).
