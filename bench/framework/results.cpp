@@ -269,4 +269,13 @@ void note_oversubscription(Report& report) {
   restart_spin_census();
 }
 
+int add_results(Report& report, std::vector<Result> results) {
+  int status = 0;
+  for (Result& r : results) {
+    if (!r.payload_validated) status = 1;
+    report.add(std::move(r));
+  }
+  return status;
+}
+
 }  // namespace dissect::bench

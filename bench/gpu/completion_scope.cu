@@ -18,6 +18,7 @@
 #include "dissect/common/wait.h"
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "harness.cuh"
 #include "loopback_qps.h"
 #if DISSECT_HAVE_NVSHMEM_IBGDA
@@ -298,16 +299,8 @@ std::vector<Result> assemble_completion_scope(const ScopeConfig& c, const std::v
 
 int run_gpu_completion_scope(const Arguments& a, Report& report) {
   const ScopeConfig c = parse_completion_scope(a);
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
-  int status = 0;
-  for (Result& r : assemble_completion_scope(c, measure_completion_scope(c))) {
-    if (!r.payload_validated) status = 1;
-    report.add(std::move(r));
-  }
-  return status;
+  if (skip_without_cuda_device()) return 0;
+  return add_results(report, assemble_completion_scope(c, measure_completion_scope(c)));
 }
 
 const bool registered = register_experiment(

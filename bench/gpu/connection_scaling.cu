@@ -29,6 +29,7 @@
 #include "dissect/common/error.h"
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "harness.cuh"
 
 namespace dissect::bench {
@@ -385,10 +386,7 @@ int run_gpu_connection_scaling(const Arguments& args, Report& report) {
     throw InvalidArgument("--transport dc: the GPU softnic has no DC targets (NicTables::fabric is null there); "
                           "the model's DC side runs on the host softnic (execute_dc_write)");
   }
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   Progress progress("gpu-connection-scaling", c.directions.size() * c.qps.size() * c.visits.size());
   int status = 0;
   for (const std::string& d : c.directions) {

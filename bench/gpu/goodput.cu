@@ -22,6 +22,7 @@
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "goodput.h"
 #include "nic_ceiling.h"
 #include "rate_run.h"
@@ -195,10 +196,7 @@ int run_gpu_goodput(const Arguments& a, Report& report) {
   const std::vector<std::string> paths = a.choices("path", "mini-gda,mini-proxy", {"mini-gda", "mini-proxy"}, "the transports: mini-gda and/or mini-proxy");
   const GoodputConfig c = read_config(a, paths);
   a.check_all_used();
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   const Reference ref = reference_of(c);
   Progress progress("gpu-goodput", paths.size() * c.sizes.size());
   int status = 0;

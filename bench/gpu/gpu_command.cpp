@@ -87,6 +87,12 @@ GpuExperimentConfig parse_gpu_command(const Arguments& a, const GpuCommand& comm
 
 }  // namespace
 
+bool skip_without_cuda_device() {
+  if (softnic::gpu_runtime_init() != 0) return false;
+  std::fprintf(stderr, "no CUDA device: skipped\n");
+  return true;
+}
+
 int run_gpu_experiment(const Arguments& a, Report& report, const GpuCommand& command) {
   GpuExperimentConfig c = parse_gpu_command(a, command);
   const int devices = softnic::gpu_runtime_init();
@@ -100,12 +106,7 @@ int run_gpu_experiment(const Arguments& a, Report& report, const GpuCommand& com
   }
   Progress progress(a.subcommand(), 0);
   bind_progress(progress, c);
-  int status = 0;
-  for (Result& r : command.runner(c)) {
-    if (!r.payload_validated) status = 1;
-    report.add(std::move(r));
-  }
-  return status;
+  return add_results(report, command.runner(c));
 }
 
 }  // namespace dissect::bench

@@ -6,7 +6,8 @@
 // Flags: --engine gpu-kernel|host-thread, --placement gpu|host, --layout one-gpu|two-gpus,
 // --device N, --runs N, --iterations N, --warmup N (>= 100), --quick; --raw keeps every sample and
 // --progress prints a line per run (`dissect <name> --help`). Without a CUDA device each prints
-// "no CUDA device: skipped" and returns 0, so `dissect report` still runs on a CPU-only machine.
+// "no CUDA device: skipped" and returns 0 (skip_without_cuda_device, which every GPU experiment
+// uses), so `dissect report` still runs on a CPU-only machine.
 #pragma once
 
 #include <vector>
@@ -31,6 +32,11 @@ struct GpuCommand {
   // flags apply. gpu-proxy-latency has its own rig (a host-engine softnic) and takes none of them.
   bool on_pe_pair = true;
 };
+
+// True, after printing "no CUDA device: skipped", where this machine has no CUDA device: the
+// experiment then returns 0, so that `dissect report` still runs on a CPU-only machine. Every GPU
+// experiment asks this once, after check_all_used() and before it allocates anything.
+bool skip_without_cuda_device();
 
 // Parses the command's flags into a GpuExperimentConfig, runs the runner and adds its Results to
 // `report`; 1 when a result's payload did not validate.

@@ -24,6 +24,7 @@
 #include "dissect/common/cuda.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "kernel_cost_kernel.cuh"
 #include "kernel_cost_rig.h"
 
@@ -437,10 +438,7 @@ int run_gpu_kernel_cost(const Arguments& a, Report& report) {
     throw InvalidArgument("--compute-steps and --stream-steps must exceed --messages' largest (" +
                           std::to_string(most) + "): messages are spread between steps");
   }
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   return run(c, report);
 }
 

@@ -27,6 +27,7 @@
 #include "dissect/common/error.h"
 #include "dissect/gda/ordering.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "load.h"
 #include "nic_ceiling.h"
 #include "proxy_bound.h"
@@ -240,10 +241,7 @@ int run_gpu_load(const Arguments& a, Report& report) {
   const std::vector<std::string> probes = a.choices("probe", "shared,reserved", {"shared", "reserved"}, "where the probe's requests go: shared (the background's first queue) or reserved (a queue of its own)");
   const uint32_t runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   a.check_all_used();
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   Progress progress("gpu-load", configs.size() * probes.size() * background.size());
   int status = 0;
   for (const LoadConfig& c : configs) {

@@ -21,6 +21,7 @@
 #include "dissect/bench/progress.h"
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "moe_rig.h"
 
 namespace dissect::bench {
@@ -208,10 +209,7 @@ void write_tsv(const MoeRunConfig& c, const PhaseSeries& d, const PhaseSeries& m
 
 int run_moe(const Arguments& a, Report& report) {
   const MoeRunConfig c = parse(a);
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   const moe::MoeShape& s = c.rig.shape;
   GpuMoeRig rig(c.rig);
   std::vector<uint64_t> selections;

@@ -22,6 +22,7 @@
 #include "dissect/common/cuda.h"
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
+#include "gpu_command.h"
 #include "harness.cuh"
 #include "loopback_qps.h"
 #include "nic_ceiling.h"
@@ -325,18 +326,10 @@ NicCeilingConfig parse_nic_ceiling(const Arguments& a) {
 
 int run_nic_ceiling_command(const Arguments& a, Report& report) {
   NicCeilingConfig c = parse_nic_ceiling(a);
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   Progress progress("nic-ceiling", nic_ceiling_cases(c));
   c.case_done = [&progress](const std::string& label) { progress.done(label); };
-  int status = 0;
-  for (Result& r : run_nic_ceiling(c)) {
-    if (!r.payload_validated) status = 1;
-    report.add(std::move(r));
-  }
-  return status;
+  return add_results(report, run_nic_ceiling(c));
 }
 
 const bool registered = register_experiment(

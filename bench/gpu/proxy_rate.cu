@@ -29,6 +29,7 @@
 #include "dissect/proxy/placement.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "../cpu/host_ceiling.h"
+#include "gpu_command.h"
 #include "harness.cuh"
 #include "proxy_bound.h"
 
@@ -268,10 +269,7 @@ int run_gpu_proxy_rate(const Arguments& a, Report& report) {
   a.provider({"softnic"});
   const RateConfig c = read_config(a);
   a.check_all_used();
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   const std::vector<Point> points = points_of(c);
   Progress progress("gpu-proxy-rate", points.size());
   bool valid = true;

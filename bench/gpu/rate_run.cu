@@ -1,3 +1,4 @@
+#include "gpu_command.h"
 #include "rate_run.h"
 
 #include <algorithm>
@@ -446,10 +447,7 @@ void read_engine_flags(const Arguments& a, RateConfig& c) {
 int measure_gpu_rates(const std::vector<std::pair<std::string, RateConfig>>& points,
                       const std::string& experiment, Report& report) {
   for (const auto& point : points) check_rate_config(point.second);
-  if (softnic::gpu_runtime_init() == 0) {
-    std::fprintf(stderr, "no CUDA device: skipped\n");
-    return 0;
-  }
+  if (skip_without_cuda_device()) return 0;
   int status = 0;
   Progress progress(experiment, points.size());
   for (const auto& [label, config] : points) {

@@ -70,10 +70,8 @@ int run_proxy_clock(const Arguments& arguments, Report& report) {
   o.iterations = arguments.integer("iterations", quick ? 500 : 2000, 10, 100'000'000,
                                    "timed 8 B put+completions per measurement (cold and warm)");
   const uint64_t runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
-  const std::string cores = arguments.text("cores", "", flag_help::CORES);
-  o.placement.pin = !cores.empty();
-  o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  o.handoff = read_handoff(arguments);
+  const std::string cores = read_cores(arguments, o.placement);
   arguments.check_all_used();
   // Each run is a fresh rig, idled and then warmed again; the labels and clocks are the first
   // run's, every run's put+completion is one run of the metric.

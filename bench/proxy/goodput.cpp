@@ -227,8 +227,8 @@ GoodputOptions parse_goodput(const Arguments& arguments, std::string* cores_give
     throw InvalidArgument("--window = " + std::to_string(o.window) + " is smaller than --batch = " +
                           std::to_string(o.batch) + ": a window holds at least one batch");
   }
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  o.ring_entries = read_ring_entries(arguments);
+  o.handoff = read_handoff(arguments);
   o.bytes = arguments.integer("bytes", quick ? 256 * kMiB : 1024 * kMiB, 1, 1ull << 40,
                               "payload bytes per size, run and path, all producers together (within the message bounds)");
   o.max_messages = arguments.integer("max-messages", quick ? 200000 : 1000000, 1, 1'000'000'000,
@@ -236,9 +236,7 @@ GoodputOptions parse_goodput(const Arguments& arguments, std::string* cores_give
   o.min_messages = arguments.integer("min-messages", quick ? 16 : 64, 1, 1'000'000'000,
                                      "fewest messages per producer, size and run (keeps the large sizes measurable)");
   o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
-  const std::string cores = arguments.text("cores", "", flag_help::CORES);
-  o.placement.pin = !cores.empty();
-  o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  const std::string cores = read_cores(arguments, o.placement);
   arguments.check_all_used();
   *cores_given = cores;
   return o;

@@ -150,10 +150,8 @@ int run_proxy_latency(const Arguments& arguments, Report& report) {
   o.warmup = arguments.integer("warmup", quick ? 200 : 1000, 0, 100'000'000,
                                "operations per run before the timed ones, discarded");
   o.runs = arguments.integer("runs", 3, 1, 100, flag_help::RUNS);
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
-  const std::string cores = arguments.text("cores", "", flag_help::CORES);
-  o.placement.pin = !cores.empty();
-  o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  o.ring_entries = read_ring_entries(arguments);
+  const std::string cores = read_cores(arguments, o.placement);
   arguments.check_all_used();
   Progress progress("proxy-latency", 2 * o.runs);
   o.progress = &progress;

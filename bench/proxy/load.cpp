@@ -250,8 +250,8 @@ int run_proxy_load(const Arguments& arguments, Report& report) {
   }
   o.workers = static_cast<uint32_t>(arguments.integer("workers", 2, 1, 64, "proxy workers T serving every ring"));
   o.batch = static_cast<uint32_t>(arguments.integer("batch", 16, 1, 64, "descriptors a worker posts per doorbell (the paper's B)"));
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  o.ring_entries = read_ring_entries(arguments);
+  o.handoff = read_handoff(arguments);
   o.runs = arguments.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS);
   o.probe_ms = arguments.integer("probe-ms", quick ? 300 : 1000, 1, 60'000,
                                  "how long the probe runs per configuration and run, ms");
@@ -261,9 +261,7 @@ int run_proxy_load(const Arguments& arguments, Report& report) {
                                    "most probe round trips per configuration and run (the probe also stops at --probe-ms)");
   o.warmup = arguments.integer("warmup", quick ? 10 : 20, 0, 100'000'000,
                                "probe round trips discarded before the timed ones");
-  const std::string cores = arguments.text("cores", "", flag_help::CORES);
-  o.placement.pin = !cores.empty();
-  o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  const std::string cores = read_cores(arguments, o.placement);
   arguments.check_all_used();
 
   Progress progress("proxy-load", o.shared_probe.size() * o.background.size());

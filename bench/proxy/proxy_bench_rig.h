@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "dissect/bench/experiment.h"
+#include "dissect/bench/flag_help.h"
 #include "dissect/bench/proxy_experiments.h"
 #include "dissect/common/error.h"
 #include "dissect/proxy/handoff.h"
+#include "dissect/proxy/placement.h"
 #include "dissect/proxy/proxy.h"
 #include "dissect/softnic/softnic.h"
 
@@ -95,6 +98,23 @@ inline uint64_t enqueue_or_throw(const proxy::RingHandle& ring, const proxy::Req
   uint64_t index = 0;
   check(proxy::enqueue<Handoff, proxy::Sharing::exclusive>(ring, request, &index), "enqueue");
   return index;
+}
+
+// The flags every proxy experiment shares, declared where each reads them (the order --help lists).
+// --cores: the CPUs the proxy's workers are pinned to, into `placement` (empty: not pinned);
+// returns the list as given, for the rows' pinning knob.
+inline std::string read_cores(const Arguments& arguments, ProxyPlacement& placement) {
+  const std::string cores = arguments.text("cores", "", flag_help::CORES);
+  placement.pin = !cores.empty();
+  placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  return cores;
+}
+inline uint32_t read_ring_entries(const Arguments& arguments) {
+  return static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
+}
+inline proxy::Handoff read_handoff(const Arguments& arguments) {
+  return proxy::handoff_from_string(
+      arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
 }
 
 }  // namespace dissect::bench

@@ -144,13 +144,11 @@ int run_proxy_rate(const Arguments& arguments, Report& report) {
                                                                           "the sweep's largest worker count T (T = 1 .. this; R = T rings)"));
   o.workers.clear();
   for (uint32_t t = 1; t <= max_workers; ++t) o.workers.push_back(t);
-  o.ring_entries = static_cast<uint32_t>(arguments.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
-  o.handoff = proxy::handoff_from_string(arguments.choice("handoff", "tuned", {"baseline", "tuned"}, flag_help::HANDOFF).c_str());
+  o.ring_entries = read_ring_entries(arguments);
+  o.handoff = read_handoff(arguments);
   o.engine_threads = static_cast<uint32_t>(arguments.integer("engine-threads", 1, 1, 64,
                                                                      "host threads of the softnic engine that executes the WQEs"));
-  const std::string cores = arguments.text("cores", "", flag_help::CORES);
-  o.placement.pin = !cores.empty();
-  o.placement.cores = cores.empty() ? std::vector<int>{} : proxy::parse_cpu_list(cores);
+  const std::string cores = read_cores(arguments, o.placement);
   arguments.check_all_used();
   Progress progress("proxy-rate", o.workers.size() * o.batches.size());
   o.progress = &progress;

@@ -91,6 +91,10 @@ class Report {
   std::string served_;
 };
 
+// Adds every result to `report`, in order; 1 where one of them did not validate its payload (the
+// experiment's exit status), else 0.
+int add_results(Report& report, std::vector<Result> results);
+
 // When more host threads spun at once than the process has usable cores (common/wait.h's census),
 // every result says so in its environment ("oversubscribed") and a note is printed: its waits
 // yielded on every spin, and its numbers include the time slices other spinners took.
