@@ -4,6 +4,8 @@
 #include <map>
 #include <mutex>
 
+#include "dissect/common/wait.h"
+
 namespace dissect::bench::gpu {
 
 PePair::~PePair() {
@@ -141,16 +143,18 @@ double measure_globaltimer_step(int device) {
   return it->second;
 }
 
+// The bound is common/wait.h's BoundedWait (over()); between queries this wait sleeps 100 us, as
+// it always did, rather than spin in expired()'s Backoff, which would also count it in the spin census.
 void wait_for_stream(cudaStream_t stream, const std::string& what, double seconds,
                      const std::function<std::string()>& describe) {
-  const auto began = std::chrono::steady_clock::now();
+  BoundedWait bound(static_cast<uint64_t>(seconds * 1e9));
   for (;;) {
     const cudaError_t q = cudaStreamQuery(stream);
     if (q == cudaSuccess) return;
     if (q != cudaErrorNotReady) {
       throw std::runtime_error(what + " failed: " + cudaGetErrorString(q) + "; " + describe());
     }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > seconds) {
+    if (bound.over()) {
       throw std::runtime_error(what + " did not finish in " + std::to_string(seconds) + " s; " + describe());
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
