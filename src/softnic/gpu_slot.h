@@ -1,5 +1,5 @@
 // A QP's telemetry slot for GPU submitters: the counter block and the post stamps live in GPU
-// memory, are updated there by the device hooks (gda/telemetry_hooks.h), and are copied back and
+// memory, are updated there by the device hooks (nic/telemetry_policy.h), and are copied back and
 // merged into the QP's host slot, which the NICs' observer (nic/observer.h: telemetry) hands out,
 // when the PE finalises.
 //

@@ -15,9 +15,9 @@
 
 #include "dissect/common/atomic.h"
 #include "dissect/gda/doorbell.h"
+#include "dissect/gda/ordering.h"
 #include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
-#include "dissect/gda/telemetry_hooks.h"
 #include "dissect/mlx5/cqe.h"
 #include "dissect/mlx5/ring.h"
 #include "dissect/nic/handles.h"

@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "dissect/common/atomic.h"
+#include "dissect/gda/ordering.h"
 #include "dissect/gda/sharing.h"
 #include "dissect/gda/status.h"
-#include "dissect/gda/telemetry_hooks.h"
 #include "dissect/mlx5/doorbell.h"
 #include "dissect/nic/handles.h"
 

@@ -11,12 +11,18 @@
 // observer inside its scope: GPU scope is enough when the NIC model is a kernel on the same GPU,
 // and is NOT enough for a NIC or host-thread engine reading host memory over PCIe; that mismatch
 // is one of the things the suite measures.
+//
+// The submit path's other compile-time policy is telemetry's: gda::counted<Ordering> is one of
+// these orderings with the telemetry hooks compiled in, a bare ordering compiles none. Both live
+// in the nic layer (nic/telemetry_policy.h, beside the counter block they update) and are named
+// here for gda, at the end of this file.
 #pragma once
 
 #include <cstdint>
 
 #include "dissect/common/atomic.h"
 #include "dissect/mlx5/endian.h"
+#include "dissect/nic/telemetry_policy.h"
 
 namespace dissect::gda::ordering {
 
@@ -172,3 +178,19 @@ void for_each_policy(F&& f) {
 }
 
 }  // namespace dissect::gda::ordering
+
+namespace dissect::gda {
+
+// The telemetry policy (nic/telemetry_policy.h) under gda's names: what a submit path's policy
+// counts (counted, COUNTS), what a builder hands the post hook (PostNote), and the hooks.
+using telemetry::counted;
+using telemetry::COUNTS;
+using telemetry::note_doorbell;
+using telemetry::note_error;
+using telemetry::note_poll;
+using telemetry::note_post;
+using telemetry::note_retired;
+using telemetry::PostNote;
+using telemetry::TELEMETRY_COMPILED;
+
+}  // namespace dissect::gda

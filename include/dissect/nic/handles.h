@@ -81,7 +81,7 @@ struct QpHandle {
   CqHandle send_cq;             // the send CQ: this QP's own, or one shared with other QPs
                                 // (send_cq.shared; its CQEs then name their QP by QPN)
   telemetry::QpCounters* telemetry;  // null when telemetry is off or the QP has no slot
-  uint64_t* post_stamps;        // per WQEBB slot: the post's stamp (gda/telemetry_hooks.h), 0 where
+  uint64_t* post_stamps;        // per WQEBB slot: the post's stamp (telemetry_policy.h), 0 where
                                 // no WQE starts; used only when `telemetry` is set
   uint64_t telemetry_sample_mask;  // the slot's sample_mask (N - 1 of the 1-in-N latency sample),
                                    // copied so that a post reads no telemetry memory

@@ -17,7 +17,7 @@
 //   tolerates a count that is a few WQEs stale), so no ordering against other memory is needed,
 //   only indivisibility. on_rung() / on_rung_sizes() are the exception: their fields have one
 //   writer (the QP's ringer) and are updated without a locked instruction; mini-gda uses them
-//   (gda/telemetry_hooks.h) and a block fed by them must not also be fed by on_post/on_doorbell.
+//   (nic/telemetry_policy.h) and a block fed by them must not also be fed by on_post/on_doorbell.
 //   The completion-side hooks (on_completions, record_latency_sample, on_cq_poll, on_cq_error)
 //   take Writers::one where one thread alone drains the QP's send CQ (an exclusive mini-gda QP):
 //   the same single-writer adds; Writers::many (the default) otherwise.

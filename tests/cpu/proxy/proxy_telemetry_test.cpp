@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "dissect/gda/telemetry_hooks.h"
-#include "dissect/proxy/handoff.h"
 #include "dissect/nic/qp_counters.h"
+#include "dissect/nic/telemetry_policy.h"
+#include "dissect/proxy/handoff.h"
 #include "dissect/telemetry/session.h"
 #include "json_schema.h"
 #include "proxy_rig.h"
@@ -21,7 +21,7 @@ namespace {
 class ProxyTelemetry : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!dissect::gda::TELEMETRY_COMPILED) GTEST_SKIP() << "built with DISSECT_WITH_TELEMETRY=OFF";
+    if (!dissect::telemetry::TELEMETRY_COMPILED) GTEST_SKIP() << "built with DISSECT_WITH_TELEMETRY=OFF";
   }
   static void SetUpTestSuite() {
     // Before the first softnic: the process session reads the environment once.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Telemetry is a compile-time policy of the submit path (gda/telemetry_hooks.h): a put under a
+# Telemetry is a compile-time policy of the submit path (nic/telemetry_policy.h): a put under a
 # bare ordering must compile to exactly what a build without telemetry compiles it to, and one
 # under gda::counted must carry the hooks. Compares the PTX of policy_kernels.cu's kernels (the
 # same PTX gives the same SASS from the same ptxas) and, where cuobjdump is on PATH, their SASS.
