@@ -68,6 +68,7 @@ D=$BUILD/dissect
 # One GPU experiment through `dissect`, its results document in $OUT/exp_NAME.json (merged below).
 run_gpu() { local name=$1; shift; timeout ${EXP_TIMEOUT:-300} "$D" "$@" --output "$OUT/exp_$name.json"; echo "--- $name rc=$?"; }
 FUZZ=$BUILD/tests/gpu/softnic/nic_model_fuzz_gpu
+DC_TEST=$BUILD/tests/gpu/softnic/dc_gpu_test
 
 if has tests; then
   stage "ctest -L gpu"
@@ -89,6 +90,10 @@ if has sanitize; then
         timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 "$TEST" "$c"
         echo "--- $tool $c rc=$?"
       done
+      # DC on the GPU engine: a DCI pool posting, the engine kernel drained, a poller (dc_gpu.cu).
+      echo "--- $tool dc_gpu stepped_pool"
+      timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 "$DC_TEST" stepped_pool
+      echo "--- $tool dc_gpu stepped_pool rc=$?"
     done
   } 2>&1 | tee "$OUT/sanitizer.log" | grep -E "^---|ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL|SKIP"
   # The fuzz campaign's GPU replay (tests/gpu/softnic) under memcheck: the execute path's device

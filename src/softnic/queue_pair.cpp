@@ -248,7 +248,6 @@ std::unique_ptr<nic::QueuePair> SoftProtectionDomain::create_qp(
 
 SoftDcTarget::SoftDcTarget(SoftNic& nic, uint32_t pd, const nic::DctAttributes& attributes)
     : nic_(nic), dc_key_(attributes.dc_key) {
-  // (SoftProtectionDomain::check_dc refused a NIC the fabric does not reach.)
   if (lid_of_nic(nic_.nic_id()) >= MAX_FABRIC_LIDS || nic_.nic_id() + 1 >= MAX_FABRIC_LIDS) {
     throw Error("create_dct: softnic " + std::to_string(nic_.nic_id()) +
                 " has no LID on the fabric (unicast LIDs end at " + hex(MAX_FABRIC_LIDS - 1) + ")");
@@ -274,25 +273,16 @@ nic::DctEndpoint SoftDcTarget::endpoint() const {
   return e;
 }
 
-// DC routes through the host engines' fabric (NicTables::fabric), which does not reach tables in
-// GPU memory: the GPU engine does not serve DC.
-void SoftProtectionDomain::check_dc(const char* what) const {
-  if (nic_.engine() == EngineKind::gpu_kernel) {
-    throw InvalidArgument(std::string(what) + ": softnic " + std::to_string(nic_.nic_id()) +
-                          " runs the GPU engine, which does not serve DC (its tables are in GPU "
-                          "memory, outside the host engines' fabric); use the host-thread engine");
-  }
-}
-
 std::unique_ptr<nic::DcTarget> SoftProtectionDomain::create_dct(
     const nic::DctAttributes& attributes) {
-  check_dc("create_dct");
   return std::make_unique<SoftDcTarget>(nic_, pd_, attributes);
 }
 
 std::unique_ptr<nic::QueuePair> SoftProtectionDomain::create_dci(
     const nic::QpAttributes& attributes) {
-  check_dc("create_dci");
+  // Both engines serve DC: host engines route through the process's fabric, the GPU engine
+  // through its own (SoftNic::open_gpu_fabric), made with its first DCI.
+  if (nic_.engine() == EngineKind::gpu_kernel) nic_.open_gpu_fabric();
   return std::make_unique<SoftQueuePair>(nic_, pd_, attributes, QP_TRANSPORT_DCI);
 }
 

@@ -69,7 +69,6 @@ class SoftProtectionDomain : public nic::ProtectionDomain {
   std::unique_ptr<nic::QueuePair> create_dci(const nic::QpAttributes& attributes) override;
 
  private:
-  void check_dc(const char* what) const;
   SoftNic& nic_;
   uint32_t pd_;
 };

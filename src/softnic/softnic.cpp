@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "dissect/common/atomic.h"
 #include "dissect/common/error.h"
@@ -139,8 +140,8 @@ void SoftNic::lay_out_tables() {
   header.profile = options_.profile;
   header.dcts = dcts_;
   header.dct_capacity = options_.max_dcts;
-  // DC routes through the host engines' fabric only (NicTables::fabric): the GPU engine's DCIs
-  // complete with TRANSPORT_RETRY_EXC_ERR, and create_dct / create_dci refuse it (queue_pair.cpp).
+  // Host engines route DC through the process's fabric (NicTables::fabric); the GPU engine gets
+  // its own with its first DCI (open_gpu_fabric): until then the pointer stays null.
   if (memory_->host_reachable()) {
     header.fabric = fabric_table;
     header.fabric_lids = MAX_FABRIC_LIDS;
@@ -149,16 +150,63 @@ void SoftNic::lay_out_tables() {
   memory_->write(tables_, &header, sizeof header);
 }
 
+// In the host engines' fabric when host threads reach this NIC's tables, and in the GPU fabric
+// of every NIC whose engine reaches them. The tables are complete before: an engine that finds
+// the entry finds its DCTs (add_dct publishes them in order).
 void SoftNic::register_in_fabric() {
-  if (!memory_->host_reachable() || nic_id_ + 1 >= MAX_FABRIC_LIDS) return;
+  if (nic_id_ + 1 >= MAX_FABRIC_LIDS) return;
+  const uint32_t lid = lid_of_nic(nic_id_);
   std::lock_guard<std::mutex> guard(registry_lock);
-  store_release<Scope::system>(&fabric_table[lid_of_nic(nic_id_)], tables_);
+  if (memory_->host_reachable()) store_release<Scope::system>(&fabric_table[lid], tables_);
+  for (auto& [id, nic] : registry()) {
+    if (nic->gpu_fabric_ != nullptr && nic->gpu_engine_reaches(*this)) {
+      nic->memory_->write(&nic->gpu_fabric_[lid], &tables_, sizeof tables_);
+    }
+  }
 }
 
+// Out of every fabric, then every DCI's engine paused and resumed: none is inside a WQE aimed
+// at this NIC when its tables go.
 void SoftNic::leave_fabric_locked() {
-  if (!memory_->host_reachable() || nic_id_ + 1 >= MAX_FABRIC_LIDS) return;
-  store_release<Scope::system>(&fabric_table[lid_of_nic(nic_id_)], static_cast<NicTables*>(nullptr));
+  if (nic_id_ + 1 >= MAX_FABRIC_LIDS) return;
+  const uint32_t lid = lid_of_nic(nic_id_);
+  NicTables* const none = nullptr;
+  if (memory_->host_reachable()) store_release<Scope::system>(&fabric_table[lid], none);
+  for (auto& [id, nic] : registry()) {
+    if (nic->gpu_fabric_ != nullptr) nic->memory_->write(&nic->gpu_fabric_[lid], &none, sizeof none);
+  }
   quiesce_dc_initiators_locked();
+}
+
+// connect's rule: GPU memory of the engine's device or of a peer device with peer access, or
+// mapped host memory (reached over PCIe from any device); never pageable host memory.
+bool SoftNic::gpu_engine_reaches(const SoftNic& other) const {
+  if (!other.memory_->gpu_reachable()) return false;
+  if (other.memory_->host_reachable() || other.device() == device()) return true;
+  return enable_peer_access(device(), other.device());
+}
+
+// The entries in this NIC's GPU memory (one load of the engine's own memory per DC WQE, as the
+// host engines' one load of the process's table), written whole, then the header's pointer with
+// the engine stopped: a running engine kernel may hold the header it read. 384 KiB, made only for
+// a NIC that has a DCI.
+void SoftNic::open_gpu_fabric() {
+  std::lock_guard<std::mutex> guard(registry_lock);
+  if (gpu_fabric_ != nullptr) return;
+  const size_t bytes = sizeof(NicTables*) * MAX_FABRIC_LIDS;
+  auto* fabric = static_cast<NicTables**>(allocate(bytes, nic::Placement::gpu));
+  std::vector<NicTables*> entries(MAX_FABRIC_LIDS, nullptr);
+  for (auto& [id, nic] : registry()) {
+    if (id + 1 < MAX_FABRIC_LIDS && gpu_engine_reaches(*nic)) entries[lid_of_nic(id)] = nic->tables_;
+  }
+  memory_->write(fabric, entries.data(), bytes);
+  const bool was_running = pause_engine();
+  NicTables* const* view = fabric;
+  const uint32_t lids = MAX_FABRIC_LIDS;
+  memory_->write(&tables_->fabric, &view, sizeof view);
+  memory_->write(&tables_->fabric_lids, &lids, sizeof lids);
+  gpu_fabric_ = fabric;
+  resume_engine(was_running);
 }
 
 SoftNic::~SoftNic() {

@@ -37,7 +37,10 @@ struct TimingProfile {
   uint32_t qp_cache_entries;         // QP / DCT contexts the NIC holds on chip
   uint32_t send_context_miss_ns;     // pipe time a requester context fetch costs (0: no lookup)
   uint32_t receive_context_miss_ns;  // pipe time a responder context fetch costs (0: no lookup)
-  uint32_t reserved_connection;
+  // DC: a DCI connects to its DCT before the first write to it (the DC connect handshake); the
+  // payload of a DC WRITE that needs one moves this much later (engine/dc_timing.h: when the DCI
+  // names another DCT, or had nothing outstanding, so its last connection was torn down).
+  uint32_t dc_connect_ns;
   double receive_message_rate_mps;   // responder processing, M msg/s of the pipe (0: free)
   char name[32];
 };
@@ -70,7 +73,7 @@ DISSECT_HD inline bool connection_model(const TimingProfile& p) {
 // `fast`, `cx7-ib`, or the path of a profile file: `key = value` lines (`#` comments) naming
 // name, doorbell_to_data_ns, payload_read_ns, data_to_cqe_ns, message_rate_mps, goodput_gbps,
 // packet_header_bytes, mtu_bytes, qp_cache_entries, send_context_miss_ns,
-// receive_context_miss_ns, receive_message_rate_mps.
+// receive_context_miss_ns, receive_message_rate_mps, dc_connect_ns.
 // Throws InvalidArgument naming the profile, the line and the value.
 TimingProfile timing_profile(const std::string& name_or_path);
 const char* profile_name(const TimingProfile& profile);

@@ -183,6 +183,12 @@ class SoftNic : public nic::Nic {
   void lay_out_tables();
   void register_in_fabric();
   void leave_fabric_locked();
+  // The GPU engine's fabric (NicTables::fabric of its DCIs; the host engines share the process's
+  // one, which never reaches GPU memory): one entry per LID in this NIC's GPU memory, made with its
+  // first DCI and kept by every NIC's arrival (register_in_fabric) and departure.
+  void open_gpu_fabric();
+  // Whether this NIC's GPU engine reaches `other`'s tables (connect's rule).
+  bool gpu_engine_reaches(const SoftNic& other) const;
   // Pauses and resumes the engine of every NIC of the process that has a DCI, so that none is
   // inside a DC WQE when it returns: after a DCT or a NIC left the fabric, nothing reaches it.
   static void quiesce_dc_initiators_locked();
@@ -223,6 +229,7 @@ class SoftNic : public nic::Nic {
   MrEntry* mrs_ = nullptr;
   QpContext* qps_ = nullptr;
   DctContext* dcts_ = nullptr;
+  NicTables** gpu_fabric_ = nullptr;  // open_gpu_fabric; under the registry's lock
   std::vector<MrEntry> shadow_mrs_;   // the host's copies, written before the table's
   std::vector<QpContext> shadow_qps_;
   uint32_t qp_count_ = 0;

@@ -101,14 +101,18 @@ DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTab
 // miss (the DCI's context set up again), keys the DCT's per-connection state by (initiator NIC,
 // DCI, DCT), so it occupies the responder's cache as an RC responder QP would, and adds no latency
 // for the handshake itself. DC therefore keeps fewer initiator contexts than RC but still pays for
-// every active initiator-target pair at the target: the decline Figure 10b shows for DC.
+// every active initiator-target pair at the target: the decline Figure 10b shows for DC. The
+// handshake's latency is the timing profile's dc_connect_ns (engine/dc_timing.h), apart from
+// this model.
 DISSECT_HD inline uint32_t dc_responder_key(uint32_t initiator_nic, uint32_t dci_qpn, uint32_t dctn) {
   return 0x80000000u | ((initiator_nic * 0x9E3779B1u ^ dci_qpn * 0x85EBCA77u ^ dctn * 0xC2B2AE3Du) & 0x7fffffffu);
 }
-// `destination`: the DCI's current target (QpContext::dc_destination), updated here.
-DISSECT_HD inline DISSECT_COLD void dc_connection_state(NicTables& local, uint32_t dci_qpn,
-                                                        uint32_t* destination, NicTables& target,
-                                                        uint32_t dctn, uint64_t bytes) {
+// `destination`: the DCI's current target (QpContext::dc_destination), updated here. Returns
+// when the claimed pipes (the DCI's NIC's and, for another NIC, the target's receive side) let
+// the payload move, in ns; the caller waits (dc_timing.h).
+DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, uint32_t dci_qpn,
+                                                            uint32_t* destination, NicTables& target,
+                                                            uint32_t dctn, uint64_t bytes) {
   const TimingProfile& p = local.profile;
   double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
   const uint32_t to = dctn ^ (target.nic_id << 20);
@@ -126,7 +130,7 @@ DISSECT_HD inline DISSECT_COLD void dc_connection_state(NicTables& local, uint32
                                                  dc_responder_key(local.nic_id, dci_qpn, dctn), 1);
     if (received > ready) ready = received;
   }
-  wait_until(ready);
+  return ready;
 }
 
 }  // namespace dissect::softnic

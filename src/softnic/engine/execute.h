@@ -42,6 +42,7 @@
 #include "dissect/common/clock.h"
 #include "dissect/softnic/impl/context.h"
 #include "connection_state.h"
+#include "dc_timing.h"
 
 namespace dissect::softnic {
 
@@ -681,15 +682,19 @@ DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local
                               : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
   if (syndrome != 0) return syndrome;
-  if (connection_model(local.profile)) {
-    // The model's pipe claims and context lookups (connection_state.h); `local` is this engine's
-    // own table, written only through the counters and the pipe (atomics).
-    dc_connection_state(const_cast<NicTables&>(local), qp.qpn, &qp.dc_destination, *nic,
-                        dct->dctn, plan.length);
+  const bool paced = local.profile.enabled != 0;
+  uint64_t data_ready = 0;
+  if (paced) {
+    // The profile's latency, the DC connect and the pipe claims (dc_timing.h); `local` is this
+    // engine's own table, written only through the counters and the pipe (atomics).
+    data_ready = pace_dc_write(const_cast<NicTables&>(local), qp, start, wqebbs_for_ds(ds), *nic,
+                               *dct, plan.source != nullptr, plan.length);
   }
   perform_gather_write(qp, start, ds, plan, segments);
-  dct->rx_bytes += plan.length;
-  ++dct->rx_packets;
+  if (paced) wait_until(data_ready + local.profile.data_to_cqe_ns);  // the CQE after the ack
+  // Atomic: DCIs served by different engine warps or threads may write through one DCT.
+  add_relaxed<TABLE_SCOPE>(&dct->rx_bytes, plan.length);
+  add_relaxed<TABLE_SCOPE>(&dct->rx_packets, uint64_t{1});
   *bytes = plan.length;
   return 0;
 }

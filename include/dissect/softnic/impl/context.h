@@ -99,7 +99,12 @@ struct QpContext {
   uint32_t qpn;
   uint32_t state;  // QpState; RTS is published last with a release store
   uint32_t pd;
-  uint32_t remote_qp_index;     // index of the connected QP in `remote_nic`'s table
+  union {
+    uint32_t remote_qp_index;   // RC: index of the connected QP in `remote_nic`'s table
+    // A DCI under a timing profile (engine/dc_timing.h): the DCT it is connected to
+    // (dc_connection_tag; 0 = none). A DCI is never connected, so the word is free.
+    uint32_t dc_connected;
+  };
   NicTables* remote_nic;      // the NIC that owns the connected QP (may be this one), owner space
   RemoteWindow remote_window;   // how to reach `remote_nic` and everything it points to
   mlx5::send_ring sq;
@@ -131,7 +136,7 @@ struct DctContext {
   uint32_t dctn;     // DCTN_BASE + index
   uint32_t valid;    // published last with a release store; 0 once destroyed
   uint32_t pd;
-  uint32_t reserved;
+  uint32_t connects;  // DC connects it accepted, under a timing profile (engine/dc_timing.h)
   uint64_t dc_key;   // DC access key (mlx5dv_create_qp dct_access_key)
   uint64_t rx_bytes;  // payload bytes written through it
   uint64_t rx_packets;
@@ -160,8 +165,9 @@ struct NicTables {
   // DC transport. `dcts`: this NIC's DC targets (dct_count published with a release store after
   // the context is written). `fabric`: every NIC a DCI of this one can reach, indexed by LID (the
   // AV's rlid; softnic LID = nic_id + 1, lid_of_nic), entries published with release stores and
-  // cleared before their NIC goes; null = no fabric (the GPU softnic does not serve DC yet: its
-  // DCI WQEs would complete with TRANSPORT_RETRY_EXC_ERR).
+  // cleared before their NIC goes; null = no fabric (a DCI's WQEs complete with
+  // TRANSPORT_RETRY_EXC_ERR). Host engines share the process's table; a GPU engine has its own in
+  // its GPU memory, made with its first DCI (SoftNic::open_gpu_fabric).
   DctContext* dcts;
   uint32_t dct_capacity;
   uint32_t dct_count;

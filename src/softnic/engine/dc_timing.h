@@ -1,0 +1,56 @@
+// A DC WRITE under a timing profile (profile.h): what a window's pacing (window.h pace_payloads)
+// does for RC, for the one DC WQE that execute_dc_write runs alone, plus the DC connect handshake
+// the RC path has no counterpart of. Only called where the profile is enabled: `fast` reads no
+// clock and adds nothing here.
+//
+// The connect rule (a model, stated): a DCI is connected to at most one DCT. A WRITE to another
+// DCT than the one it is connected to, or by a DCI that is not connected, first connects
+// (dc_connect_ns later the payload may move). A DCI that has nothing announced after the WQE it
+// executes disconnects (a ConnectX DCI releases its DCT once nothing is outstanding, so the next
+// request connects again). So one put at a time pays one connect each, destination switching
+// pays one per switch, and a burst to one DCT pays one.
+#pragma once
+
+#include <cstdint>
+
+#include "connection_state.h"
+#include "pipe.h"
+
+namespace dissect::softnic {
+
+// The DCI's connection tag for DCT `dctn` of NIC `nic_id` (QpContext::dc_connected); never 0.
+// DCT numbers are below 2^20 (DCTN_BASE + max_dcts), NIC ids below 2^11 in practice; a tag that
+// collided would only spare one connect.
+DISSECT_HD inline uint32_t dc_connection_tag(uint32_t nic_id, uint32_t dctn) {
+  return 0x80000000u | (dctn ^ (nic_id << 20));
+}
+
+// Claims the pipe(s), applies the connect rule and waits; returns when the payload may move (ns):
+// the doorbell's latency (doorbell_to_data_ns, + payload_read_ns for a pointer payload, +
+// dc_connect_ns for a connect) or the pipe's slot, the later. The CQE follows data_to_cqe_ns
+// after it (execute_dc_write). Out of line: DC WQEs are the engine's cold path.
+DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContext& qp, uint64_t start,
+                                                      uint32_t wqebbs, NicTables& target, DctContext& dct,
+                                                      bool pointer, uint64_t bytes) {
+  const TimingProfile& p = local.profile;
+  const uint32_t dctn = dct.dctn;
+  const uint32_t tag = dc_connection_tag(target.nic_id, dctn);
+  const bool connect = qp.dc_connected != tag;
+  qp.dc_connected = start + wqebbs < qp.sq_target ? tag : 0;  // idle after this WQE: disconnected
+  // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
+  if (connect) fetch_add<Scope::system>(&dct.connects, 1u);
+  uint64_t ready = qp.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0) +
+                   (connect ? p.dc_connect_ns : 0);
+  uint64_t slot = 0;
+  if (connection_model(p)) {
+    slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes);
+  } else {
+    const double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
+    if (units > 0) slot = claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+  }
+  if (slot > ready) ready = slot;
+  wait_until(ready);
+  return ready;
+}
+
+}  // namespace dissect::softnic
