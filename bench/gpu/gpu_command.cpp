@@ -68,6 +68,24 @@ void read_run_flags(const Arguments& a, const GpuCommand& command, GpuExperiment
                          : "untimed messages per run before the timed ones, in units of 16"));
 }
 
+// --transport and --av (gpu-latency, mini-gda's own puts only): --av without DC, or DC through a
+// peer library's code (RC only), is refused rather than ignored.
+void read_transport_flags(const Arguments& a, GpuExperimentConfig& c) {
+  c.transport = a.choice("transport", "rc", {"rc", "dc"},
+                         "rc: the RC QP's puts; dc: also the same puts from a DCI to a DCT of the peer, "
+                         "in the same result (put+completion; docs/dc.md)");
+  c.dc_av = a.choice("av", "compact", {"full", "compact"},
+                     "--transport dc: the DC address vector, full (48 B) or compact (16 B)");
+  if (c.transport != "dc" && a.given("av")) {
+    throw InvalidArgument("--av " + c.dc_av + " sizes the DC address vector; --transport " + c.transport +
+                          " has none (give --transport dc)");
+  }
+  if (c.transport == "dc" && c.path != "mini-gda") {
+    throw InvalidArgument("--transport dc: --path " + c.path + " posts through its own RC QP code; "
+                          "DC puts are mini-gda's (--path mini-gda)");
+  }
+}
+
 // parse: every flag of the command into its configuration, refused by name before anything runs.
 GpuExperimentConfig parse_gpu_command(const Arguments& a, const GpuCommand& command) {
   a.provider({"softnic"});
@@ -80,6 +98,7 @@ GpuExperimentConfig parse_gpu_command(const Arguments& a, const GpuCommand& comm
                       "whose device code posts and waits: mini-gda, or a peer library's own (src/peers)");
   }
   if (command.fixed_path) c.path = command.fixed_path;
+  if (command.takes_transport) read_transport_flags(a, c);
   a.check_all_used();
   check_latency_path(c);  // an adapter not built, or a configuration it cannot run: by name
   return c;

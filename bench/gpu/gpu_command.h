@@ -31,6 +31,8 @@ struct GpuCommand {
   // On the harness's PE pair and its SoftNic(s): the engine, placement, layout and profile
   // flags apply. gpu-proxy-latency has its own rig (a host-engine softnic) and takes none of them.
   bool on_pe_pair = true;
+  // --transport rc|dc and --av full|compact (gpu-latency): DC puts beside the RC ones.
+  bool takes_transport = false;
 };
 
 // True, after printing "no CUDA device: skipped", where this machine has no CUDA device: the

@@ -1,5 +1,11 @@
 // Table 3 (paper §4.1): issue, put+completion and round trip of one 8 B put by one GPU thread,
-// inline and pointer, with at most one operation outstanding.
+// inline and pointer, with at most one operation outstanding; --transport dc adds the same puts from
+// a DCI (dc_latency.cuh) beside them.
+#include <cstdio>
+
+#include "dc_latency.cuh"
+#include "dissect/common/wait.h"
+#include "dissect/softnic/profile.h"
 #include "gpu_command.h"
 #include "harness.cuh"
 #include "peer_latency.h"
@@ -46,10 +52,12 @@ __global__ void round_trip_kernel(nic::QpHandle qp, RoundTripSide side, OpCount 
       return static_cast<uint32_t>(gda::put<Policy>(owned, r, gda::Completion::signaled, &end));
     }
   };
+  // The bound without the spin's sleep (BoundedWait::over): the poll is what the round trip times,
+  // and a __nanosleep between loads would add to it.
   auto await = [&](uint64_t value) -> uint32_t {
-    const uint64_t began = now_ns();
+    BoundedWait wait(5'000'000'000ull);
     while (load_acquire<Scope::system>(my_flag) < value) {
-      if (now_ns() - began > 5'000'000'000ull) return uint32_t{CAUSE_PEER_SILENT};
+      if (wait.over()) return uint32_t{CAUSE_PEER_SILENT};
     }
     return 0;
   };
@@ -143,29 +151,84 @@ void single_operation_with(const GpuExperimentConfig& config,
   }
 }
 
+// --transport dc: the inline and pointer puts again from a DCI (dc_latency.cuh), each row beside
+// the RC row of the same payload (out[0] inline, out[1] pointer: counters in registers, as here).
+template <typename Policy>
+void dc_single_operation_with(const GpuExperimentConfig& config, std::vector<gpu::Measurement>& out) {
+  for (const bool is_inline : {true, false}) {
+    const std::string variant = std::string("dc ") + (is_inline ? "inline" : "pointer") + ", " + config.dc_av + " AV";
+    gpu::Measurement r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
+    if (is_inline) measure_dc_put_latency<Policy, Payload::inline_value>(config, r);
+    else measure_dc_put_latency<Policy, Payload::pointer>(config, r);
+    r.note += std::string(is_inline ? "8 B from a register (put_value_dc)" : "8 B from a source buffer (put_dc)") +
+              ", DCI to a DCT of PE 1, QP counters in registers (gda::OwnedQp); no round trip";
+    out.push_back(std::move(r));
+  }
+}
+
 }  // namespace gpu
 
 namespace {
 
+// Row i's transport knobs; a DC row also gets its put+completion above the RC row of its payload
+// (measured in this call) and the profile's DC connect with where its value comes from.
+void label_transport(std::vector<Result>& results, const std::vector<gpu::Measurement>& rows,
+                     const GpuExperimentConfig& config) {
+  const softnic::TimingProfile profile = softnic::timing_profile(config.nic_profile);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const bool dc = rows[i].variant.rfind("dc ", 0) == 0;
+    results[i].knobs.push_back({"transport", dc ? "dc" : "rc"});
+    if (!dc) continue;
+    results[i].knobs.push_back({"dc_av", config.dc_av});
+    const std::string name = softnic::profile_name(profile);
+    std::string connect = std::to_string(profile.dc_connect_ns) + " ns (" + name;
+    if (name == "cx7-ib") {
+      connect += ": FITTED to the paper's 0.45 us DC-RC put+completion difference (§4.3.3), not predicted";
+    } else if (profile.enabled == 0) {
+      connect += ": adds nothing";
+    } else {
+      connect += " profile file";
+    }
+    results[i].knobs.push_back({"dc_connect_ns", connect + ")"});
+    const gpu::Measurement& rc = rows[rows[i].inline_payload ? 0 : 1];
+    if (rc.metrics.size() < 2 || rows[i].metrics.size() < 2) continue;
+    char above[64];
+    std::snprintf(above, sizeof above, "%.3f",
+                  (gpu::summary_p50(rows[i].metrics[1]) - gpu::summary_p50(rc.metrics[1])) / 1e3);
+    results[i].knobs.push_back({"dc_minus_rc_put_completion_us", std::string(above) + " (vs '" + rc.variant + "')"});
+  }
+}
+
+template <typename Policy>
+std::vector<gpu::Measurement> single_operation_rows(const GpuExperimentConfig& config) {
+  std::vector<gpu::Measurement> out;
+  gpu::single_operation_with<Policy>(config, out);
+  if (config.transport == "dc") gpu::dc_single_operation_with<Policy>(config, out);
+  return out;
+}
+
 std::vector<Result> run_single_operation(const GpuExperimentConfig& config) {
   if (config.path != "mini-gda") return to_results(run_peer_single_operation(config), config);  // --path
-  // Per ordering: inline and pointer, each a put and a round trip, then both with counters in memory.
-  config.progress.plan(6 * size_t{config.runs});
-  std::vector<gpu::Measurement> out;
-  if (gpu::engine_needs_system_scope(config)) {
-    gpu::single_operation_with<gda::ordering::system_release_store>(config, out);
-  } else {
-    gpu::single_operation_with<gda::ordering::gpu_fence>(config, out);
-  }
-  return to_results(out, config);
+  // Per ordering: inline and pointer, each a put and a round trip, then both with counters in
+  // memory; with --transport dc the DCI's inline and pointer puts after them.
+  config.progress.plan((config.transport == "dc" ? 8 : 6) * size_t{config.runs});
+  const std::vector<gpu::Measurement> out =
+      gpu::engine_needs_system_scope(config)
+          ? single_operation_rows<gda::ordering::system_release_store>(config)
+          : single_operation_rows<gda::ordering::gpu_fence>(config);
+  std::vector<Result> results = to_results(out, config);
+  label_transport(results, out, config);
+  return results;
 }
 
 int run_gpu_latency(const Arguments& a, Report& r) {
-  return run_gpu_experiment(a, r, {&run_single_operation, /*takes_path=*/true});
+  GpuCommand command{&run_single_operation, /*takes_path=*/true};
+  command.takes_transport = true;
+  return run_gpu_experiment(a, r, command);
 }
 
 const bool registered = register_experiment(
-    {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3); --path mini-gda|gdaki|nvshmem-ibgda",
+    {"gpu-latency", "one GPU thread: issue, put+completion, round trip of one 8 B put (Table 3); --path mini-gda|gdaki|nvshmem-ibgda; --transport dc: DC puts beside",
      run_gpu_latency, true});
 
 }  // namespace

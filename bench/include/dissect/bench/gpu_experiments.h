@@ -54,6 +54,11 @@ struct GpuExperimentConfig {
   // gpu-latency: whose device code posts and waits: "mini-gda" (gda/), or a peer library's own
   // (src/peers): "gdaki" (NCCL's DOCA GPUNetIO verbs), "nvshmem-ibgda" (NVSHMEM's IBGDA internals).
   std::string path = "mini-gda";
+  // gpu-latency --transport: "rc" (the RC QP's rows), or "dc" (those, then the same puts from a DCI
+  // to a DCT of the peer, in the same result); --av: the DC address vector, "full" (48 B) or
+  // "compact" (16 B).
+  std::string transport = "rc";
+  std::string dc_av = "compact";
   GpuProgress progress;
 };
 
