@@ -1,46 +1,61 @@
 // `dissect moe`: DeepEP's low-latency dispatch and combine (the MoE client, include/dissect/moe)
-// with R ranks on one GPU, in one process, on the softnic GPU engine, through mini-gda or mini-proxy
-// with GPU producers (tuned handoff; a CPU worker per (rank, destination rank)).
+// on the softnic GPU engine, through mini-gda or mini-proxy with GPU producers (tuned handoff; a
+// CPU worker per (rank, destination rank)). Two launch modes, the same rig and kernels
+// (moe_rig.h): every rank in this process on one GPU, or one rank per process when the process
+// was launched as one of several (DISSECT_RANK / DISSECT_WORLD_SIZE, or mpirun / srun: the
+// bootstrap reads their variables), each process on GPU local_rank % devices.
 //
 // Per sample: reset the per-call counters, flush L2 (256 MB overwritten, as DeepEP's bench does),
-// time the dispatch kernel of every rank with CUDA events (the launch is the barrier: every rank
-// starts together), run the stand-in experts, flush again, time the combine. Every sample's
-// in-kernel stamps (globaltimer) give the issue-time share. After each run every received token
-// and every combined output of every rank is checked against the host reference. Bandwidth is
-// DeepEP's (test_low_latency.py): unmasked selections x 7,408 B (dispatch) or x 14,336 B (combine)
-// per rank, over the phase's time.
-#include <cmath>
+// time the dispatch kernel with CUDA events (one process: the launch is the barrier, every rank
+// starts together; one rank per process: a bootstrap barrier first), run the stand-in experts,
+// flush again, time the combine. Every sample's in-kernel stamps (globaltimer) give the issue
+// share. After each run every received token and every combined output is checked against the
+// host reference; one rank per process: each rank checks its own and rank 0 gathers the samples
+// and the checks (moe/group.h) and writes the one result. Bandwidth is DeepEP's
+// (test_low_latency.py): unmasked selections x 7,408 B (dispatch) or x 14,336 B (combine) per
+// rank, over the phase's time.
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/flag_help.h"
+#include "dissect/bench/gpu_experiments.h"
 #include "dissect/bench/progress.h"
+#include "dissect/bootstrap/environment.h"
+#include "dissect/bootstrap/mpi.h"
 #include "dissect/common/error.h"
+#include "dissect/moe/group.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "gpu_command.h"
+#include "harness.cuh"
+#include "moe_report.h"
 #include "moe_rig.h"
 
 namespace dissect::bench {
 namespace {
 
-using gpu::GpuMoeOptions;
 using gpu::GpuMoeRig;
 using gpu::MoeSample;
 
-// What the results stand beside: DeepEP's README (low-latency kernels, EP8, H800 with CX-7
-// InfiniBand 400 Gb/s, 128 tokens, hidden 7,168, top-8, FP8 dispatch, BF16 combine) and the paper.
-constexpr double DEEPEP_EP8_DISPATCH_US = 77, DEEPEP_EP8_COMBINE_US = 114;
-constexpr double PAPER_ISSUE_US = 25, PAPER_DISPATCH_MS = 0.49;
+namespace bs = dissect::bootstrap;
+using moe_report::Config;
+using moe_report::Launch;
+using moe_report::PhaseSeries;
 
-struct MoeRunConfig {
-  GpuMoeOptions rig;
-  uint32_t runs = 3, iterations = 50, warmup = 5;
-  std::string tsv;
-};
+// Launched as one of several processes: by the environment bootstrap's variables (DISSECT_RANK,
+// or Open MPI's / Slurm's), or by an MPI launcher in a build with MPI (bootstrap.h's order).
+bool launched_as_processes() {
+  return bs::launch_environment_present() || (bs::have_mpi() && bs::launched_by_mpi());
+}
+
+// The world size the launch variables give, or 0 where only MPI knows it (read at connect).
+uint64_t launch_world_size() {
+  return bs::launch_environment_present() ? static_cast<uint64_t>(bs::read_launch_environment().world_size) : 0;
+}
 
 double parse_fraction(const Arguments& a) {
   const std::string text = a.text("masked-fraction", "0",
@@ -57,34 +72,47 @@ double parse_fraction(const Arguments& a) {
   return v;
 }
 
-MoeRunConfig parse(const Arguments& a) {
-  a.provider({"softnic"});
-  MoeRunConfig c;
-  const std::string transport = a.choice("transport", "mini-gda", {"mini-gda", "mini-proxy"},
-                                          "who posts: the GPU warps through mini-gda, or mini-proxy's CPU workers");
-  c.rig.transport = transport == "mini-gda" ? gpu::MoeTransportKind::mini_gda : gpu::MoeTransportKind::mini_proxy;
-  const bool quick = a.flag("quick", "2 runs of 20 samples (3 warm-up) instead of 3 of 50 (5)");
-  moe::MoeShape& s = c.rig.shape;
+void parse_shape(const Arguments& a, bool processes, moe::MoeShape& s) {
   s.hidden = static_cast<uint32_t>(a.integer("hidden", s.hidden, 128, 65536, "hidden size of a token, elements (DeepEP: 7,168)"));
   s.top_k = static_cast<uint32_t>(a.integer("top-k", s.top_k, 1, moe::MAX_TOP_K, "experts each token is routed to"));
   s.experts = static_cast<uint32_t>(a.integer("experts", s.experts, 1, 4096, "experts in all, spread evenly over the ranks"));
-  s.ranks = static_cast<uint32_t>(a.integer("ranks", s.ranks, 1, 64, "ranks (EP size), all on one GPU in this process"));
+  const uint64_t world = processes ? launch_world_size() : 0;
+  s.ranks = static_cast<uint32_t>(a.integer("ranks", world ? world : s.ranks, 1, 64,
+                                            "ranks (EP size): in one process all on one GPU; launched as processes, "
+                                            "one per process (default: the launch's world size)"));
   s.tokens = static_cast<uint32_t>(a.integer("tokens", s.tokens, 1, moe::MAX_TOKENS_PER_RANK,
-                                                   "tokens each rank dispatches (DeepEP's num_max_dispatch_tokens_per_rank)"));
+                                             "tokens each rank dispatches (DeepEP's num_max_dispatch_tokens_per_rank)"));
   s.max_tokens = s.tokens;
-  const std::string error = moe::shape_error(s);
+  // Refused before any process connects or touches a GPU, where the variables give the world.
+  const std::string error = world ? moe::world_error(s, static_cast<int>(world)) : moe::shape_error(s);
   if (!error.empty()) throw InvalidArgument(error);
+}
+
+Config parse(const Arguments& a, bool processes) {
+  a.provider({"softnic"});
+  Config c;
+  const std::string transport = a.choice("transport", "mini-gda", {"mini-gda", "mini-proxy"},
+                                         "who posts: the GPU warps through mini-gda, or mini-proxy's CPU workers");
+  c.rig.transport = transport == "mini-gda" ? gpu::MoeTransportKind::mini_gda : gpu::MoeTransportKind::mini_proxy;
+  const bool quick = a.flag("quick", "2 runs of 20 samples (3 warm-up) instead of 3 of 50 (5)");
+  moe::MoeShape& s = c.rig.shape;
+  parse_shape(a, processes, s);
   c.rig.routing.seed = a.integer("seed", 1, 0, ~uint64_t{0} >> 1, "seed of the tokens and the routing");
   c.rig.routing.masked_fraction = parse_fraction(a);
   c.rig.doorbell_batch = static_cast<uint32_t>(a.integer("doorbell-batch", 4, 1, 128,
-                                                                  "requests per doorbell (DeepEP's kNumRequestInBatch; mini-proxy: the worker's chain)"));
+                                                         "requests per doorbell (DeepEP's kNumRequestInBatch; mini-proxy: the worker's chain)"));
   const uint32_t one_per_token = (s.tokens + 7) / 8 * 8;
   c.rig.warps_per_rank = static_cast<uint32_t>(a.integer("warps-per-rank", one_per_token, 8, 1024,
-                                                                  "warps of a phase kernel per rank, a multiple of 8 (default: one per token)"));
+                                                         "warps of a phase kernel per rank, a multiple of 8 (default: one per token)"));
   if (c.rig.warps_per_rank % 8 != 0) {
     throw InvalidArgument("--warps-per-rank " + std::to_string(c.rig.warps_per_rank) + ": a multiple of 8 (CTAs of 8 warps)");
   }
-  c.rig.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
+  c.rig.device = static_cast<int>(a.integer("device", 0, 0, 64, std::string(flag_help::DEVICE) +
+                                            " (one process only: launched as processes, each takes local rank % devices)"));
+  if (processes && a.given("device")) {
+    throw InvalidArgument("--device " + std::to_string(c.rig.device) + ": launched as one rank per process, each "
+                          "process takes GPU local_rank % devices; leave --device out (or restrict with CUDA_VISIBLE_DEVICES)");
+  }
   c.rig.engine_ctas = static_cast<uint32_t>(a.integer("engine-ctas", c.rig.engine_ctas, 1, 1024, flag_help::ENGINE_CTAS));
   c.rig.engine_warps_per_cta = static_cast<uint32_t>(
       a.integer("engine-warps", c.rig.engine_warps_per_cta, 1, softnic::MAX_ENGINE_WARPS_PER_CTA,
@@ -100,116 +128,88 @@ MoeRunConfig parse(const Arguments& a) {
   return c;
 }
 
-// The issue share of one phase in one sample: the mean over ranks of (issue time of the mean
-// warp) / (the rank's span from its first warp's start to its last warp's end).
-double issue_share(const std::vector<moe::PhaseStamps>& ranks, double* issue_us) {
-  double share = 0, issue = 0;
-  for (const moe::PhaseStamps& p : ranks) {
-    const double span = double(p.end_ns - moe::stamp_begin(p));
-    const double mean_warp = p.warps ? double(p.issue_ns) / double(p.warps) : 0;
-    share += span > 0 ? mean_warp / span : 0;
-    issue += mean_warp / 1e3;
-  }
-  *issue_us = issue / ranks.size();
-  return share / ranks.size();
-}
-
-struct PhaseSeries {
-  Metric latency{"latency", "us", {}}, bandwidth{"bandwidth", "GB/s", {}};
-  Metric share{"issue share", "%", {}}, issue{"issue time (mean warp)", "us", {}};
-  std::vector<double> all_latency;  // every sample of every run (DeepEP's avg_t)
-};
-
-void add_run(PhaseSeries& p, const std::vector<double>& latency, const std::vector<double>& share,
-             const std::vector<double>& issue, double bytes_per_rank) {
-  std::vector<double> bandwidth;
-  for (double us : latency) bandwidth.push_back(bytes_per_rank / 1e9 / (us * 1e-6));
-  p.latency.runs.push_back(summarize(latency));
-  p.bandwidth.runs.push_back(summarize(bandwidth));
-  p.share.runs.push_back(summarize(share));
-  p.issue.runs.push_back(summarize(issue));
-  p.all_latency.insert(p.all_latency.end(), latency.begin(), latency.end());
-}
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / v.size();
-}
-
-Result phase_result(const MoeRunConfig& c, const char* phase, const PhaseSeries& p, bool valid,
-                    uint32_t qps, const std::string& note) {
+moe::LaunchFingerprint fingerprint(const Config& c) {
+  moe::LaunchFingerprint f;
   const moe::MoeShape& s = c.rig.shape;
-  Result r;
-  r.experiment = "moe";
-  r.label = std::string(phase) + ", " + std::to_string(s.ranks) + " ranks, " + std::to_string(s.tokens) + " tokens";
-  r.engine = "gpu-kernel";
-  r.placement = "gpu";
-  r.submitter = c.rig.transport == gpu::MoeTransportKind::mini_gda ? "gpu-warp" : "proxy-worker";
-  r.pe_layout = std::to_string(s.ranks) + " PEs, 1 process, 1 GPU";
-  r.knobs = {{"phase", phase}, {"transport", gpu::to_string(c.rig.transport)},
-             {"ordering", c.rig.transport == gpu::MoeTransportKind::mini_gda ? "gpu-release-store"
-                                                                          : "tuned handoff, shared rings"},
-             {"hidden", std::to_string(s.hidden)}, {"top_k", std::to_string(s.top_k)},
-             {"experts", std::to_string(s.experts)}, {"tokens", std::to_string(s.tokens)},
-             {"ranks", std::to_string(s.ranks)}, {"seed", std::to_string(c.rig.routing.seed)},
-             {"masked_fraction", std::to_string(c.rig.routing.masked_fraction)},
-             {"doorbell_batch", std::to_string(c.rig.doorbell_batch)},
-             {"warps_per_rank", std::to_string(c.rig.warps_per_rank)}, {"qps", std::to_string(qps)},
-             {"iterations", std::to_string(c.iterations)}, {"warmup", std::to_string(c.warmup)},
-             {"message_bytes", std::to_string(std::string(phase) == "dispatch" ? moe::dispatch_message_bytes(s)
-                                                                            : moe::combine_message_bytes(s))},
-             {"engine_warps", std::to_string(c.rig.engine_ctas) + " CTAs x " + std::to_string(c.rig.engine_warps_per_cta) + " warps"},
-             {"nic_profile", softnic::profile_name(softnic::timing_profile(c.rig.nic_profile))},
-             {"timing", "CUDA events around one kernel of every rank, L2 flushed (256 MB) before it; "
-                        "issue share from globaltimer stamps"}};
-  if (c.rig.transport == gpu::MoeTransportKind::mini_proxy) {
-    r.knobs.push_back({"proxy_workers", std::to_string(s.ranks * s.ranks) +
-                                            " CPU threads (a worker per rank and destination), unpinned, tuned handoff"});
-  }
-  r.knobs.push_back({"beside", "DeepEP EP8 (H800 + CX-7 400 Gb/s): dispatch 77 us, combine 114 us; "
-                               "paper: issue 25 us of a 0.49 ms dispatch"});
-  if (!note.empty()) r.knobs.push_back({"note", note});
-  r.metrics = {p.latency, p.bandwidth, p.share, p.issue};
-  r.payload_validated = valid;
-  return r;
+  f.hidden = s.hidden, f.top_k = s.top_k, f.experts = s.experts, f.ranks = s.ranks, f.tokens = s.tokens;
+  f.transport = static_cast<uint32_t>(c.rig.transport);
+  f.doorbell_batch = c.rig.doorbell_batch, f.warps_per_rank = c.rig.warps_per_rank;
+  f.seed = c.rig.routing.seed, f.masked_fraction = c.rig.routing.masked_fraction;
+  f.runs = c.runs, f.samples_per_run = c.warmup + c.iterations;
+  return f;
 }
 
-// DeepEP's per-rank line (test_low_latency.py), with avg_t the mean of every sample of every run.
-void print_deepep(const MoeRunConfig& c, const std::vector<uint64_t>& selections,
-                  const PhaseSeries& d, const PhaseSeries& m) {
-  const moe::MoeShape& s = c.rig.shape;
-  const double dt = mean(d.all_latency), ct = mean(m.all_latency);
-  std::printf("moe: DeepEP low-latency, %u ranks on one GPU (softnic: a model, not a ConnectX), "
-              "transport %s\n", s.ranks, gpu::to_string(c.rig.transport));
-  for (uint32_t r = 0; r < s.ranks; ++r) {
-    const double db = double(selections[r]) * moe::dispatch_message_bytes(s) / 1e9 / (dt * 1e-6);
-    const double cb = double(selections[r]) * moe::combine_message_bytes(s) / 1e9 / (ct * 1e-6);
-    std::printf("[rank %u] Dispatch bandwidth: %.2f GB/s, avg_t=%.2f us | Combine bandwidth: %.2f GB/s, "
-                "avg_t=%.2f us\n", r, db, dt, cb, ct);
-  }
-  std::printf("issue share (p50 over runs): dispatch %.1f%% (mean warp %.2f us), combine %.1f%% (mean warp "
-              "%.2f us)\n", d.share.p50(), d.issue.p50(), m.share.p50(), m.issue.p50());
-  std::printf("beside: DeepEP's published EP8 (H800 + CX-7 400 Gb/s, 8 GPUs): dispatch %.0f us, combine "
-              "%.0f us; the paper: issue %.0f us of a %.2f ms dispatch (%.1f%%)\n", DEEPEP_EP8_DISPATCH_US,
-              DEEPEP_EP8_COMBINE_US, PAPER_ISSUE_US, PAPER_DISPATCH_MS, 100 * PAPER_ISSUE_US / (PAPER_DISPATCH_MS * 1e3));
+// One rank per process: connects the group (bounded by DISSECT_BOOTSTRAP_TIMEOUT), checks the
+// world against the shape and every rank's arguments against this one's, and picks the GPU.
+std::unique_ptr<bs::Bootstrap> join_launch(Config& c, int devices) {
+  auto group = bs::create_bootstrap();
+  const std::string error = moe::world_error(c.rig.shape, group->world_size());
+  if (!error.empty()) throw InvalidArgument(error);
+  moe::check_fingerprints(bs::allgather_value(*group, fingerprint(c)), group->rank());
+  c.rig.device = group->local_rank() % devices;
+  c.rig.group = group.get();
+  return group;
 }
 
-// pplx-kernels' benchmark columns, one row: latency p50 in us, bandwidth p50 in GB/s.
-void write_tsv(const MoeRunConfig& c, const PhaseSeries& d, const PhaseSeries& m) {
-  std::ofstream out(c.tsv);
-  if (!out) throw InvalidArgument("--tsv '" + c.tsv + "' cannot be written");
-  const moe::MoeShape& s = c.rig.shape;
-  char row[256];
-  std::snprintf(row, sizeof row, "%u\t%u\t%u\t%u\t%.2f\t%.2f\t%.2f\t%.2f\n", s.experts, s.top_k, s.tokens,
-                s.hidden, d.latency.p50(), d.bandwidth.p50(), m.latency.p50(), m.bandwidth.p50());
-  out << "E\tE/tok\ttok\tdim\tDispatch_lat\tDispatch_bw\tCombine_lat\tCombine_bw\n" << row;
-  std::printf("tsv: %s\n", c.tsv.c_str());
+uint32_t distinct(const std::vector<std::string>& gpus) {
+  std::vector<std::string> sorted = gpus;
+  std::sort(sorted.begin(), sorted.end());
+  return static_cast<uint32_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+}
+
+// The environment block of the GPU experiments (to_report.cpp): the effective SM clock and the
+// globaltimer's step (the stamps' resolution), the device; main adds the machine (note_machine).
+std::vector<std::pair<std::string, std::string>> environment(GpuMoeRig& rig, const Config& c) {
+  char clock[32], step[32];
+  std::snprintf(clock, sizeof clock, "%.0f", rig.measure_sm_clock_mhz());
+  std::snprintf(step, sizeof step, "%.0f", gpu::measure_globaltimer_step(c.rig.device));
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"sm_clock_mhz", clock}, {"globaltimer_step_ns", step},
+      {"sm clock", "rank 0's, clock64 against globaltimer over 2 ms of one thread after the last run"},
+      {"timing", "CUDA events per phase; in-kernel stamps from globaltimer"}};
+  if (const std::string name = gpu_device_name(c.rig.device); !name.empty()) out.emplace_back("gpu", name);
+  std::string gpus;
+  for (const std::string& pci : rig.gpus()) gpus += (gpus.empty() ? "" : ",") + pci;
+  out.emplace_back("rank gpus (PCI)", gpus);
+  return out;
+}
+
+// One run of this process's ranks: records[i][sample] for rank first_rank() + i, and its checks.
+std::vector<std::vector<moe::RankRecord>> run_samples(GpuMoeRig& rig, const Config& c,
+                                                      moe::CheckSummary& checks) {
+  std::vector<std::vector<moe::RankRecord>> mine(rig.local_ranks());
+  for (uint32_t i = 0; i < c.warmup + c.iterations; ++i) {
+    const MoeSample sample = rig.run_once();
+    if (i < c.warmup) continue;
+    for (uint32_t r = 0; r < rig.local_ranks(); ++r) {
+      mine[r].push_back({sample.dispatch_us, sample.combine_us, sample.dispatch[r], sample.combine[r]});
+    }
+  }
+  moe::CheckReport dc, cc;
+  rig.validate(dc, cc);
+  checks = moe::summarize_checks(dc, cc);
+  return mine;
+}
+
+std::string describe_failures(uint32_t run, const std::vector<moe::CheckSummary>& checks) {
+  std::string note;
+  for (size_t r = 0; r < checks.size(); ++r) {
+    const moe::CheckSummary& k = checks[r];
+    if (moe::passed(k)) continue;
+    note += "run " + std::to_string(run) + (checks.size() > 1 ? ", rank " + std::to_string(r) : "") + ": " +
+            std::to_string(k.dispatch_mismatches) + " dispatch mismatches of " + std::to_string(k.dispatch_checked) +
+            ", " + std::to_string(k.combine_mismatches) + " combine of " + std::to_string(k.combine_checked) +
+            (k.first[0] ? std::string("; ") + k.first : std::string()) + "; ";
+  }
+  return note;
 }
 
 int run_moe(const Arguments& a, Report& report) {
-  const MoeRunConfig c = parse(a);
+  const bool processes = launched_as_processes();
+  Config c = parse(a, processes);
+  const int devices = softnic::gpu_runtime_init();
   if (skip_without_cuda_device()) return 0;
+  std::unique_ptr<bs::Bootstrap> group = processes ? join_launch(c, devices) : nullptr;
   const moe::MoeShape& s = c.rig.shape;
   GpuMoeRig rig(c.rig);
   std::vector<uint64_t> selections;
@@ -223,42 +223,43 @@ int run_moe(const Arguments& a, Report& report) {
   std::string note;
   Progress progress("moe", c.runs);
   for (uint32_t run = 0; run < c.runs; ++run) {
-    std::vector<double> dl, cl, ds, cs, di, ci;
-    for (uint32_t i = 0; i < c.warmup + c.iterations; ++i) {
-      const MoeSample sample = rig.run_once();
-      if (i < c.warmup) continue;
-      double issue_us = 0;
-      dl.push_back(sample.dispatch_us);
-      cl.push_back(sample.combine_us);
-      ds.push_back(100 * issue_share(sample.dispatch, &issue_us));
-      di.push_back(issue_us);
-      cs.push_back(100 * issue_share(sample.combine, &issue_us));
-      ci.push_back(issue_us);
+    moe::CheckSummary mine_checks;
+    std::vector<std::vector<moe::RankRecord>> records = run_samples(rig, c, mine_checks);
+    std::vector<moe::CheckSummary> checks{mine_checks};
+    if (group) {
+      records = moe::gather_records(*group, records.at(0));
+      checks = moe::gather_checks(*group, mine_checks);
     }
-    moe::CheckReport dc, cc;
-    rig.validate(dc, cc);
-    if (!dc.ok() || !cc.ok()) {
-      valid = false;
-      note += "run " + std::to_string(run) + ": " + std::to_string(dc.mismatches) + " dispatch and " +
-              std::to_string(cc.mismatches) + " combine mismatches" +
-              (dc.first.empty() ? "" : "; " + dc.first[0]) + (cc.first.empty() ? "" : "; " + cc.first[0]) + "; ";
-    }
-    add_run(dispatch, dl, ds, di, mean_selections * moe::dispatch_message_bytes(s));
-    add_run(combine, cl, cs, ci, mean_selections * moe::combine_message_bytes(s));
-    progress.done("run " + std::to_string(run) + ": " + std::to_string(dc.checked) + " tokens, " +
-                  std::to_string(cc.checked) + " outputs checked");
+    for (const moe::CheckSummary& k : checks) valid = valid && moe::passed(k);
+    note += describe_failures(run, checks);
+    moe_report::add_run(c, records, mean_selections, dispatch, combine);
+    uint64_t tokens = 0, outputs = 0;
+    for (const moe::CheckSummary& k : checks) tokens += k.dispatch_checked, outputs += k.combine_checked;
+    progress.done("run " + std::to_string(run) + ": " + std::to_string(tokens) + " tokens, " +
+                  std::to_string(outputs) + " outputs checked");
   }
-  print_deepep(c, selections, dispatch, combine);
-  if (!c.tsv.empty()) write_tsv(c, dispatch, combine);
-  report.add(phase_result(c, "dispatch", dispatch, valid, rig.qps(), note));
-  report.add(phase_result(c, "combine", combine, valid, rig.qps(), note));
+  const auto env = environment(rig, c);
+  Launch launch{processes, group ? group->kind() : "", group ? static_cast<uint32_t>(group->world_size()) : 1u,
+                distinct(rig.gpus())};
+  rig.shut_down();
+  if (group && group->rank() != 0) {
+    report.set_served("moe: rank " + std::to_string(group->rank()) + " of " + std::to_string(group->world_size()) +
+                      " (GPU " + std::to_string(c.rig.device) + ") measured and sent its samples and checks to rank 0: " +
+                      (valid ? "every rank validated" : "NOT VALIDATED: " + note));
+    return valid ? 0 : 1;
+  }
+  moe_report::print_deepep(c, launch, selections, dispatch, combine);
+  if (!c.tsv.empty()) moe_report::write_tsv(c, dispatch, combine);
+  report.add(moe_report::phase_result(c, launch, "dispatch", dispatch, valid, rig.qps(), mean_selections, note, env));
+  report.add(moe_report::phase_result(c, launch, "combine", combine, valid, rig.qps(), mean_selections, note, env));
   return valid ? 0 : 1;
 }
 
 const bool registered = register_experiment(
     {"moe",
-     "DeepEP low-latency MoE dispatch and combine (FP8 dispatch, BF16 combine) of R ranks on one GPU, "
-     "--transport mini-gda|mini-proxy; DeepEP's per-rank print and pplx-kernels' TSV (--tsv)",
+     "DeepEP low-latency MoE dispatch and combine (FP8 dispatch, BF16 combine): R ranks on one GPU in one "
+     "process, or one rank per process (DISSECT_RANK/DISSECT_WORLD_SIZE or mpirun), --transport "
+     "mini-gda|mini-proxy; DeepEP's per-rank print and pplx-kernels' TSV (--tsv)",
      run_moe, false});
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "dissect/gda/ordering.h"
 #include "dissect/moe/combine.h"
 #include "dissect/moe/dispatch.h"
+#include "dissect/moe/group.h"
 #include "dissect/bench/proxy_cuda_rig.h"
 #include "dissect/moe/transport_gda.h"
 #include "dissect/moe/transport_proxy.h"
@@ -75,48 +76,43 @@ __global__ void l2_flush_kernel(uint4* buffer, size_t count, uint32_t value) {
   }
 }
 
+// The effective SM clock: clock64 cycles over globaltimer ns while one thread spins `spin_ns`.
+__global__ void sm_clock_kernel(uint64_t spin_ns, double* mhz) {
+  const uint64_t t0 = now_ns();
+  const long long c0 = clock64();
+  uint64_t t1 = t0;
+  while (t1 - t0 < spin_ns) t1 = now_ns();
+  const long long c1 = clock64();
+  *mhz = t1 > t0 ? double(c1 - c0) * 1e3 / double(t1 - t0) : 0;
+}
+
 }  // namespace
 
 const char* to_string(MoeTransportKind kind) {
   return kind == MoeTransportKind::mini_gda ? "mini-gda" : "mini-proxy";
 }
 
-struct GpuMoeRig::Rank {
-  std::unique_ptr<nic::ProtectionDomain> pd;
-  uint8_t* arena = nullptr;
-  nic::MemoryRegion mr;
-  std::vector<std::unique_ptr<nic::QueuePair>> qps;  // mini-gda: [ranks x L]; mini-proxy: [ranks]
-  nic::QpHandle* device_qps = nullptr;
-  proxy::RingHandle* device_rings = nullptr;         // mini-proxy: [ranks x L]
-};
-
-uint32_t GpuMoeRig::qps() const {
+uint32_t GpuMoeRig::qps_per_rank() const {
   const uint32_t per_pair = options_.transport == MoeTransportKind::mini_gda ? moe::local_experts(options_.shape) : 1;
-  return options_.shape.ranks * options_.shape.ranks * per_pair;
+  return options_.shape.ranks * per_pair;
 }
+uint32_t GpuMoeRig::qps() const { return options_.shape.ranks * qps_per_rank(); }
 
 GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_layout(o.shape)) {
-  const std::string error = moe::shape_error(o.shape);
+  const std::string error = o.group ? moe::world_error(o.shape, o.group->world_size()) : moe::shape_error(o.shape);
   if (!error.empty()) throw std::invalid_argument(error);
   if (o.warps_per_rank == 0 || o.warps_per_rank % MOE_WARPS_PER_CTA != 0) {
     throw std::invalid_argument("moe: warps per rank " + std::to_string(o.warps_per_rank) +
                                 " is not a positive multiple of 8");
   }
   ctas_per_rank_ = o.warps_per_rank / MOE_WARPS_PER_CTA;
+  first_rank_ = o.group ? static_cast<uint32_t>(o.group->rank()) : 0;
+  local_ranks_ = o.group ? 1 : o.shape.ranks;
   if (o.transport == MoeTransportKind::mini_proxy && layout_.bytes > (uint64_t{1} << 32)) {
     throw std::invalid_argument("moe: a rank's arena of " + std::to_string(layout_.bytes) +
                                 " bytes does not fit the proxy descriptor's 32-bit local offset");
   }
-  softnic::SoftNicOptions n = softnic::gpu_engine_options();
-  n.device = o.device;
-  n.engine_ctas = o.engine_ctas;
-  n.engine_warps_per_cta = o.engine_warps_per_cta;
-  n.profile = softnic::timing_profile(o.nic_profile);
-  n.max_qps = qps();
-  n.max_mrs = o.shape.ranks + 4;
-  n.start_engine = false;
-  nic_ = std::make_unique<softnic::SoftNic>(n);
-  cudaSetDevice(o.device);
+  open_nic();
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "moe: stream");
   for (cudaEvent_t& e : events_) check_cuda(cudaEventCreate(&e), "moe: events");
   nic::QpAttributes a;
@@ -126,16 +122,45 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
   // (mapped: the GPU engine reads them over PCIe, as a NIC would).
   a.placement = o.transport == MoeTransportKind::mini_gda ? nic::Placement::gpu : nic::Placement::host;
   if (o.transport == MoeTransportKind::mini_proxy) a.sq_wqebbs = 1024;
-  for (uint32_t r = 0; r < o.shape.ranks; ++r) open_rank(r, a);
-  connect();
+  // Every rank's inputs (the reference checks a rank's received tokens against its sources');
+  // only this process's ranks upload theirs.
+  for (uint32_t r = 0; r < o.shape.ranks; ++r) inputs_.push_back(moe::make_inputs(o.shape, o.routing, r));
+  peers_.resize(o.shape.ranks);
+  for (uint32_t i = 0; i < local_ranks_; ++i) open_rank(first_rank_ + i, a);
+  if (o.group) {
+    exchange_and_connect();
+  } else {
+    char pci[32] = {};
+    check_cuda(cudaDeviceGetPCIBusId(pci, sizeof pci - 1, o.device), "moe: GPU PCI address");
+    gpus_.assign(o.shape.ranks, pci);
+    connect();
+  }
   if (o.transport == MoeTransportKind::mini_proxy) open_proxies();
   upload_handles();
   preload_and_start();
 }
 
+// One process: one NIC for every rank. One rank per process: this rank's NIC with an IPC arena
+// large enough for the rank's arena, its queues and the tables (softnic/ipc.h).
+void GpuMoeRig::open_nic() {
+  softnic::SoftNicOptions n = softnic::gpu_engine_options();
+  n.device = options_.device;
+  n.engine_ctas = options_.engine_ctas;
+  n.engine_warps_per_cta = options_.engine_warps_per_cta;
+  n.profile = softnic::timing_profile(options_.nic_profile);
+  n.max_qps = qps_per_rank() * local_ranks_;
+  n.max_mrs = local_ranks_ + 4;
+  n.start_engine = false;
+  if (options_.group) n.ipc_arena_bytes = ipc_arena_bytes();
+  check_cuda(cudaSetDevice(options_.device), "moe: cudaSetDevice");  // before the NIC's context
+  nic_ = std::make_unique<softnic::SoftNic>(n);
+}
+
 GpuMoeRig::~GpuMoeRig() {
-  for (auto& p : proxies_) p->stop(proxy::StopMode::abandon);
-  if (nic_) nic_->stop();
+  if (!shut_down_) {
+    for (auto& p : proxies_) p->stop(proxy::StopMode::abandon);
+    if (nic_) nic_->stop();
+  }
   proxies_.clear();
   for (auto& r : ranks_) r->qps.clear();
   for (auto& r : ranks_) r->pd.reset();
@@ -150,21 +175,20 @@ void GpuMoeRig::open_rank(uint32_t r, const nic::QpAttributes& attributes) {
   rank->arena = static_cast<uint8_t*>(nic_->allocate(layout_.bytes, nic::Placement::gpu));
   check_cuda(cudaMemset(rank->arena, 0, layout_.bytes), "moe: arena");
   rank->mr = rank->pd->register_memory(rank->arena, layout_.bytes, nic::ACCESS_ALL);
-  for (uint32_t q = 0; q < qps() / options_.shape.ranks; ++q) rank->qps.push_back(rank->pd->create_qp(attributes));
-  inputs_.push_back(moe::make_inputs(options_.shape, options_.routing, r));
-  const moe::RankInputs& in = inputs_.back();
+  for (uint32_t q = 0; q < qps_per_rank(); ++q) rank->qps.push_back(rank->pd->create_qp(attributes));
+  const moe::RankInputs& in = inputs_.at(r);
   check_cuda(cudaMemcpy(rank->arena + layout_.x, in.x.data(), in.x.size() * 2, cudaMemcpyHostToDevice), "moe: x");
   check_cuda(cudaMemcpy(rank->arena + layout_.topk_idx, in.topk_idx.data(), in.topk_idx.size() * 4,
                         cudaMemcpyHostToDevice), "moe: topk_idx");
   check_cuda(cudaMemcpy(rank->arena + layout_.topk_weights, in.topk_weights.data(),
                         in.topk_weights.size() * 4, cudaMemcpyHostToDevice), "moe: topk_weights");
-  peers_.push_back({reinterpret_cast<uint64_t>(rank->arena), rank->mr.rkey});
+  peers_.at(r) = {reinterpret_cast<uint64_t>(rank->arena), rank->mr.rkey};
   ranks_.push_back(std::move(rank));
 }
 
-// QP (r -> d, l) to QP (d -> r, l); a rank's own QPs to themselves.
+// One process: QP (r -> d, l) to QP (d -> r, l); a rank's own QPs to themselves.
 void GpuMoeRig::connect() {
-  const uint32_t ranks = options_.shape.ranks, local = qps() / ranks / ranks;
+  const uint32_t ranks = options_.shape.ranks, local = qps_per_rank() / ranks;
   for (uint32_t r = 0; r < ranks; ++r) {
     for (uint32_t d = 0; d < ranks; ++d) {
       for (uint32_t l = 0; l < local; ++l) {
@@ -179,7 +203,8 @@ void GpuMoeRig::connect() {
 // the producers' counters in GPU memory (proxy_cuda_rig.h).
 void GpuMoeRig::open_proxies() {
   const uint32_t ranks = options_.shape.ranks, local = moe::local_experts(options_.shape);
-  for (uint32_t r = 0; r < ranks; ++r) {
+  for (uint32_t i = 0; i < local_ranks_; ++i) {
+    const uint32_t r = first_rank_ + i;
     proxy::ProxyConfig c;
     c.workers = ranks;
     c.rings = ranks * local;
@@ -192,8 +217,8 @@ void GpuMoeRig::open_proxies() {
     std::vector<nic::QpHandle> worker_qps;
     std::vector<proxy::Window> windows;
     for (uint32_t d = 0; d < ranks; ++d) {
-      worker_qps.push_back(ranks_[r]->qps[d]->handle());
-      windows.push_back({peers_[r].base, ranks_[r]->mr.lkey, peers_[d].base, peers_[d].rkey});
+      worker_qps.push_back(ranks_[i]->qps[d]->handle());
+      windows.push_back({peers_[r].base, ranks_[i]->mr.lkey, peers_[d].base, peers_[d].rkey});
     }
     proxies_.push_back(std::make_unique<proxy::Proxy>(c, worker_qps, windows));
   }
@@ -211,8 +236,9 @@ void GpuMoeRig::upload_handles() {
   device_peers_ = static_cast<moe::PeerWindow*>(device(sizeof(moe::PeerWindow) * ranks));
   check_cuda(cudaMemcpy(device_peers_, peers_.data(), sizeof(moe::PeerWindow) * ranks, cudaMemcpyHostToDevice), "moe: peers");
   std::vector<moe::MoeRankHandle> handles;
-  for (uint32_t r = 0; r < ranks; ++r) {
-    Rank& rank = *ranks_[r];
+  for (uint32_t i = 0; i < local_ranks_; ++i) {
+    const uint32_t r = first_rank_ + i;
+    Rank& rank = *ranks_[i];
     std::vector<nic::QpHandle> qps;
     for (auto& qp : rank.qps) qps.push_back(qp->handle());
     rank.device_qps = static_cast<nic::QpHandle*>(device(sizeof(nic::QpHandle) * qps.size()));
@@ -221,7 +247,7 @@ void GpuMoeRig::upload_handles() {
       const uint32_t local = moe::local_experts(options_.shape);
       std::vector<proxy::RingHandle> rings;
       for (uint32_t d = 0; d < ranks; ++d) {
-        for (uint32_t l = 0; l < local; ++l) rings.push_back(proxies_[r]->ring(l * ranks + d));
+        for (uint32_t l = 0; l < local; ++l) rings.push_back(proxies_[i]->ring(l * ranks + d));
       }
       rank.device_rings = static_cast<proxy::RingHandle*>(device(sizeof(proxy::RingHandle) * rings.size()));
       check_cuda(cudaMemcpy(rank.device_rings, rings.data(), sizeof(proxy::RingHandle) * rings.size(),
@@ -231,8 +257,8 @@ void GpuMoeRig::upload_handles() {
                                          rank.device_qps, rank.device_rings, options_.doorbell_batch,
                                          options_.timeout_ns});
   }
-  handles_ = static_cast<moe::MoeRankHandle*>(device(sizeof(moe::MoeRankHandle) * ranks));
-  check_cuda(cudaMemcpy(handles_, handles.data(), sizeof(moe::MoeRankHandle) * ranks, cudaMemcpyHostToDevice), "moe: handles");
+  handles_ = static_cast<moe::MoeRankHandle*>(device(sizeof(moe::MoeRankHandle) * local_ranks_));
+  check_cuda(cudaMemcpy(handles_, handles.data(), sizeof(moe::MoeRankHandle) * local_ranks_, cudaMemcpyHostToDevice), "moe: handles");
   failure_ = static_cast<uint32_t*>(device(4));
   flush_ = static_cast<uint8_t*>(device(options_.l2_flush_bytes));
 }
@@ -248,20 +274,24 @@ void GpuMoeRig::preload_and_start() {
                         : reinterpret_cast<const void*>(moe_combine_kernel<ProxyTransport>);
   const void* kernels[] = {reinterpret_cast<const void*>(moe_reset_kernel), dispatch_kernel_,
                            reinterpret_cast<const void*>(moe_experts_kernel), combine_kernel_,
-                           reinterpret_cast<const void*>(l2_flush_kernel)};
+                           reinterpret_cast<const void*>(l2_flush_kernel),
+                           reinterpret_cast<const void*>(sm_clock_kernel)};
   for (const void* k : kernels) softnic::preload_kernel(k, "moe");
   int sms = 0, per_sm_dispatch = 0, per_sm_combine = 0;
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options_.device), "moe: SMs");
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_dispatch, dispatch_kernel_, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_combine, combine_kernel_, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
   const int resident = std::min(per_sm_dispatch, per_sm_combine) * (sms - static_cast<int>(options_.engine_ctas));
-  const uint32_t wanted = ctas_per_rank_ * options_.shape.ranks;
+  const uint32_t wanted = ctas_per_rank_ * local_ranks_;
   if (resident < static_cast<int>(wanted)) {
     throw std::invalid_argument("moe: " + std::to_string(wanted) + " CTAs (" + std::to_string(options_.warps_per_rank) +
-                                " warps per rank x " + std::to_string(options_.shape.ranks) +
-                                " ranks) cannot all be resident beside " + std::to_string(options_.engine_ctas) +
+                                " warps per rank x " + std::to_string(local_ranks_) +
+                                " ranks in this process) cannot all be resident beside " + std::to_string(options_.engine_ctas) +
                                 " engine CTAs: at most " + std::to_string(resident) + "; lower --warps-per-rank");
   }
+  // One rank per process: every peer's import is open before any engine of the launch starts
+  // (softnic/ipc.h, step 3).
+  if (options_.group) options_.group->barrier();
   nic_->start();
   for (auto& p : proxies_) p->start();
 }
@@ -277,9 +307,11 @@ void GpuMoeRig::check_failure(const char* phase) const {
 }
 
 MoeSample GpuMoeRig::run_once() {
-  const uint32_t ranks = options_.shape.ranks, grid = ctas_per_rank_ * ranks, block = MOE_WARPS_PER_CTA * 32;
+  const uint32_t ranks = local_ranks_, grid = ctas_per_rank_ * ranks, block = MOE_WARPS_PER_CTA * 32;
   const size_t flush_words = options_.l2_flush_bytes / 16;
   ++epoch_;
+  // One rank per process: the barrier before each sample (in one process the launch is one).
+  if (options_.group) options_.group->barrier();
   moe_reset_kernel<<<ranks, 32, 0, stream_>>>(handles_);
   l2_flush_kernel<<<264, 512, 0, stream_>>>(reinterpret_cast<uint4*>(flush_), flush_words, static_cast<uint32_t>(epoch_));
   cudaEventRecord(events_[0], stream_);
@@ -308,6 +340,13 @@ MoeSample GpuMoeRig::run_once() {
   return s;
 }
 
+double GpuMoeRig::measure_sm_clock_mhz() {
+  auto* mhz = reinterpret_cast<double*>(flush_);  // the flush buffer: rewritten before each phase
+  sm_clock_kernel<<<1, 1, 0, stream_>>>(2'000'000, mhz);
+  check_cuda(cudaGetLastError(), "moe: SM clock launch");
+  return read<double>(flush_, 1).at(0);
+}
+
 template <typename T>
 std::vector<T> GpuMoeRig::read(const uint8_t* device, size_t count) const {
   std::vector<T> out(count);
@@ -319,8 +358,9 @@ std::vector<T> GpuMoeRig::read(const uint8_t* device, size_t count) const {
 void GpuMoeRig::validate(moe::CheckReport& dispatch, moe::CheckReport& combine) const {
   const moe::MoeShape& s = options_.shape;
   const size_t rows = size_t{moe::local_experts(s)} * moe::expert_capacity(s);
-  for (uint32_t r = 0; r < s.ranks; ++r) {
-    const uint8_t* a = ranks_[r]->arena;
+  for (uint32_t i = 0; i < local_ranks_; ++i) {
+    const uint32_t r = first_rank_ + i;
+    const uint8_t* a = ranks_[i]->arena;
     const auto x = read<uint8_t>(a + layout_.packed_x, rows * s.hidden);
     const auto scales = read<float>(a + layout_.packed_scales, rows * moe::scales_per_token(s));
     const auto src = read<int32_t>(a + layout_.packed_src_info, rows);

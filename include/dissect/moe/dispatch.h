@@ -30,14 +30,16 @@
 
 namespace dissect::moe {
 
-// Runs post() in the leader and times it into the warp's clock; every lane gets its status.
+// Runs post() in the leader and times it into the warp's clock (its duration, and when it
+// returned: the phase's last post end); every lane gets its status.
 template <typename Lanes, typename Post>
 DISSECT_HD inline gda::Status timed_post(const Lanes& lanes, WarpClock& clock, Post&& post) {
   gda::Status s = gda::Status::ok;
   if (lanes.leader()) {
     const uint64_t t0 = now_ns();
     s = post();
-    clock.issue += now_ns() - t0;
+    clock.last_post_end = now_ns();
+    clock.issue += clock.last_post_end - t0;
     ++clock.posts;
   }
   return lanes.broadcast(s);

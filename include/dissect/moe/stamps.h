@@ -1,8 +1,9 @@
 // In-kernel timestamps of one phase on one rank (globaltimer on the device, CLOCK_MONOTONIC on
-// the host): when its first warp started and its last one ended, and how long the warps spent
-// inside the transport's post calls (reserve, build, publish, ring: the issue time). The issue
-// share of a phase is (issue_ns / warps) / (end - begin): the mean warp's time issuing over the
-// phase's span, the measure the paper puts at 25 us of 0.49 ms for a DeepEP dispatch.
+// the host): when its first warp started, when its last post returned and its last warp ended,
+// and how long the warps spent inside the transport's post calls (reserve, build, publish, ring).
+// The issue share of a phase is (last_post_end - begin) / (end - begin): how far into the phase
+// the rank finished issuing, the measure the paper puts at 25 us of 0.49 ms for a DeepEP dispatch
+// (issue_share below). issue_ns / warps is the mean warp's time inside the post calls, beside it.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@ struct PhaseStamps {
   uint64_t issue_ns;      // summed over warps
   uint64_t posts;         // WQEs posted (messages and signals)
   uint64_t warps;
+  uint64_t last_post_end_ns;  // latest return of any warp's last post (0: no post)
 };
 
 enum Phase : uint32_t { dispatch_phase = 0, combine_phase = 1, phases = 2 };
@@ -29,6 +31,7 @@ DISSECT_HD inline uint64_t stamp_begin(const PhaseStamps& p) { return ~p.not_beg
 // One warp's share, added once by its leader when it ends.
 struct WarpClock {
   uint64_t begin = 0, issue = 0, posts = 0;
+  uint64_t last_post_end = 0;  // when the warp's latest post returned
 };
 
 DISSECT_HD inline void publish_clock(PhaseStamps* p, const WarpClock& c) {
@@ -38,6 +41,15 @@ DISSECT_HD inline void publish_clock(PhaseStamps* p, const WarpClock& c) {
   fetch_add<Scope::gpu>(&p->issue_ns, c.issue);
   fetch_add<Scope::gpu>(&p->posts, c.posts);
   fetch_add<Scope::gpu>(&p->warps, uint64_t{1});
+  if (c.posts != 0) fetch_max<Scope::gpu>(&p->last_post_end_ns, c.last_post_end);
+}
+
+// (last post end - begin) / (end - begin) of one rank's phase; 0 when it posted nothing or its
+// span is empty.
+DISSECT_HD inline double issue_share(const PhaseStamps& p) {
+  const uint64_t begin = stamp_begin(p);
+  if (p.posts == 0 || p.end_ns <= begin || p.last_post_end_ns < begin) return 0;
+  return double(p.last_post_end_ns - begin) / double(p.end_ns - begin);
 }
 
 }  // namespace dissect::moe

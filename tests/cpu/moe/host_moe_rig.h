@@ -77,9 +77,12 @@ class HostMoeRig {
   template <typename Transport>
   gda::Status run_once(uint32_t warps) {
     ++epoch_;
-    for (HostMoeRank& r : ranks_) moe::reset_dispatch(moe::HostWarp{}, r.handle);
+    for (HostMoeRank& r : ranks_) {
+      moe::reset_dispatch(moe::HostWarp{}, r.handle);
+      std::memset(r.arena + layout_.stamps, 0, moe::STAMP_BYTES);
+    }
     gda::Status worst = on_threads(warps, [](const moe::MoeRankHandle& h, uint32_t w, uint32_t n) {
-      return moe::dispatch<Transport>(moe::HostWarp{}, h, w, n, nullptr);
+      return moe::dispatch<Transport>(moe::HostWarp{}, h, w, n, stamps_of(h, moe::dispatch_phase));
     });
     if (worst != gda::Status::ok) return worst;
     on_threads(warps, [](const moe::MoeRankHandle& h, uint32_t w, uint32_t n) {
@@ -88,8 +91,15 @@ class HostMoeRig {
     });
     const uint64_t epoch = epoch_;
     return on_threads(warps, [epoch](const moe::MoeRankHandle& h, uint32_t w, uint32_t n) {
-      return moe::combine<Transport>(moe::HostWarp{}, h, w, n, epoch, nullptr);
+      return moe::combine<Transport>(moe::HostWarp{}, h, w, n, epoch, stamps_of(h, moe::combine_phase));
     });
+  }
+
+  // The in-kernel stamps of rank r's last run (in its arena, as on the GPU).
+  moe::PhaseStamps stamps(uint32_t r, moe::Phase phase) const {
+    moe::PhaseStamps out;
+    std::memcpy(&out, ranks_[r].arena + layout_.stamps + phase * sizeof(moe::PhaseStamps), sizeof out);
+    return out;
   }
 
   moe::DispatchView dispatch_view(uint32_t r) const {
@@ -166,6 +176,10 @@ class HostMoeRig {
         for (uint32_t l = 0; l < local; ++l) rank.rings.push_back(rank.proxy->ring(l * shape_.ranks + d));
       }
     }
+  }
+
+  static moe::PhaseStamps* stamps_of(const moe::MoeRankHandle& h, moe::Phase phase) {
+    return moe::region<moe::PhaseStamps>(h, h.layout.stamps) + phase;
   }
 
   template <typename Body>

@@ -140,3 +140,51 @@ TEST(MoeDispatchCombine, AMissingCountTimesOutNamingRankExpertAndSource) {
 }
 
 }  // namespace
+
+// The masked fraction end to end: the routing masks about that share of the selections, exactly
+// the unmasked ones arrive, and each phase posts one message per unmasked selection plus its
+// signals (dispatch: one count per expert; combine: one flag per (local expert, source rank)).
+TEST(MoeDispatchCombine, MaskedFractionReachesRoutingPostsAndReceivedTokens) {
+  const moe::MoeShape s = small_shape(2, 8, 4, 32);
+  for (const double fraction : {0.0, 0.5}) {
+    SCOPED_TRACE(fraction);
+    HostMoeRig rig(s, {21, fraction});
+    ASSERT_EQ(rig.run_once(2), dissect::gda::Status::ok);
+    uint64_t selected = 0, received = 0, dispatch_posts = 0, combine_posts = 0;
+    for (uint32_t r = 0; r < s.ranks; ++r) {
+      selected += moe::selections(s, rig.inputs()[r]);
+      dispatch_posts += rig.stamps(r, moe::dispatch_phase).posts;
+      combine_posts += rig.stamps(r, moe::combine_phase).posts;
+    }
+    expect_valid(rig, s, &received);
+    const uint64_t all = uint64_t{s.ranks} * s.tokens * s.top_k;
+    if (fraction == 0.0) EXPECT_EQ(selected, all);
+    if (fraction == 0.5) {
+      EXPECT_GT(selected, all * 3 / 10) << "about half the selections are kept";
+      EXPECT_LT(selected, all * 7 / 10) << "about half the selections are masked";
+    }
+    EXPECT_EQ(received, selected) << "exactly the unmasked (token, expert) pairs arrive";
+    EXPECT_EQ(dispatch_posts, selected + uint64_t{s.ranks} * s.experts);
+    EXPECT_EQ(combine_posts, selected + uint64_t{s.ranks} * moe::local_experts(s) * s.ranks);
+  }
+}
+
+// The stamps of a phase: the last post ends inside the phase's span, after its start, so the
+// issue share (last post end - start) / (end - start) lies in (0, 1].
+TEST(MoeDispatchCombine, StampsCarryTheLastPostEndInsideThePhase) {
+  const moe::MoeShape s = small_shape(2, 4, 2, 8);
+  HostMoeRig rig(s, {4, 0.0});
+  ASSERT_EQ(rig.run_once(2), dissect::gda::Status::ok);
+  for (uint32_t r = 0; r < s.ranks; ++r) {
+    for (const moe::Phase phase : {moe::dispatch_phase, moe::combine_phase}) {
+      const moe::PhaseStamps p = rig.stamps(r, phase);
+      SCOPED_TRACE(std::to_string(r) + " " + std::to_string(phase));
+      EXPECT_EQ(p.warps, 2u);
+      EXPECT_GT(p.posts, 0u);
+      EXPECT_GT(p.last_post_end_ns, moe::stamp_begin(p));
+      EXPECT_LE(p.last_post_end_ns, p.end_ns);
+      EXPECT_GT(moe::issue_share(p), 0.0);
+      EXPECT_LE(moe::issue_share(p), 1.0);
+    }
+  }
+}
