@@ -9,9 +9,9 @@
 // each write and claims the responder's pipe for its receive processing (engine/connection_state.h).
 // Each row carries the rate, the profile, the cache size, the misses per message on A, and the
 // model's own prediction for the point (model_rate below: what the profile alone allows, so a
-// measured rate far below it is the engine's, not the model's). RC only: the GPU softnic has no DC
-// targets (NicTables::fabric); the DC side of the model runs on the host softnic (execute_dc_write,
-// tests/cpu/softnic/connection_state_test.cpp).
+// measured rate far below it is the engine's, not the model's). RC only: the GPU softnic serves DC
+// (docs/dc.md), but this rig's DC side (DCIs to every peer's DCTs, Figure 10b) is not written; the
+// DC side of the model is tested on the host softnic (tests/cpu/softnic/connection_state_test.cpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -383,8 +383,8 @@ int run_gpu_connection_scaling(const Arguments& args, Report& report) {
   c.runs = static_cast<uint32_t>(args.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   args.check_all_used();
   if (transport == "dc") {
-    throw InvalidArgument("--transport dc: the GPU softnic has no DC targets (NicTables::fabric is null there); "
-                          "the model's DC side runs on the host softnic (execute_dc_write)");
+    throw InvalidArgument("--transport dc: gpu-connection-scaling has no DC rig yet (Figure 10b: DCIs to every "
+                          "peer's DCTs); the GPU softnic serves DC (docs/dc.md, gpu-latency --transport dc)");
   }
   if (skip_without_cuda_device()) return 0;
   Progress progress("gpu-connection-scaling", c.directions.size() * c.qps.size() * c.visits.size());
