@@ -178,12 +178,14 @@ void SoftNic::leave_fabric_locked() {
   quiesce_dc_initiators_locked();
 }
 
-// connect's rule: GPU memory of the engine's device or of a peer device with peer access, or
-// mapped host memory (reached over PCIe from any device); never pageable host memory.
+// GPU memory of the engine's device, or of a peer device with peer access. Narrower than
+// connect's rule: tables in mapped host memory (a host-thread engine's) are left out, because a DC
+// WRITE updates the DCT's counters and the connection model's pipe with atomics, and no GPU atomic
+// reaches host memory over PCIe (MR_IN_HOST_MEMORY); such a DCT answers nothing
+// (TRANSPORT_RETRY_EXC_ERR) rather than fault.
 bool SoftNic::gpu_engine_reaches(const SoftNic& other) const {
-  if (!other.memory_->gpu_reachable()) return false;
-  if (other.memory_->host_reachable() || other.device() == device()) return true;
-  return enable_peer_access(device(), other.device());
+  if (!other.memory_->gpu_reachable() || other.memory_->host_reachable()) return false;
+  return other.device() == device() || enable_peer_access(device(), other.device());
 }
 
 // The entries in this NIC's GPU memory (one load of the engine's own memory per DC WQE, as the

@@ -187,7 +187,7 @@ class SoftNic : public nic::Nic {
   // one, which never reaches GPU memory): one entry per LID in this NIC's GPU memory, made with its
   // first DCI and kept by every NIC's arrival (register_in_fabric) and departure.
   void open_gpu_fabric();
-  // Whether this NIC's GPU engine reaches `other`'s tables (connect's rule).
+  // Whether this NIC's GPU engine's DCIs reach `other`'s tables (GPU memory only: softnic.cpp).
   bool gpu_engine_reaches(const SoftNic& other) const;
   // Pauses and resumes the engine of every NIC of the process that has a DCI, so that none is
   // inside a DC WQE when it returns: after a DCT or a NIC left the fabric, nothing reaches it.
