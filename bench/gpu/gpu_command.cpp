@@ -30,7 +30,7 @@ void read_raw(const Arguments& a, bool per_sample) {
 }
 
 // The PE pair's softnic: what executes the WQEs, where the queues live, on how many GPUs.
-void read_pe_pair_flags(const Arguments& a, GpuExperimentConfig& c) {
+void read_pe_pair_flags(const Arguments& a, PePairConfig& c) {
   c.engine = a.choice("engine", "gpu-kernel", {"gpu-kernel", "host-thread"},
                       "what executes the WQEs: the softnic's persistent GPU kernel or a host thread");
   c.placement = a.choice("placement", c.engine == "host-thread" ? "host" : "gpu", {"gpu", "host"},
@@ -53,7 +53,7 @@ void read_pe_pair_flags(const Arguments& a, GpuExperimentConfig& c) {
 }
 
 // The flags every GPU subcommand takes: device, runs, iterations, warm-up.
-void read_run_flags(const Arguments& a, const GpuCommand& command, GpuExperimentConfig& c) {
+void read_run_flags(const Arguments& a, const GpuCommand& command, PePairConfig& c) {
   const bool quick = a.flag("quick", "--iterations 300 instead of 1,000");
   c.device = static_cast<int>(a.integer("device", 0, 0, 64, flag_help::DEVICE));
   c.runs = static_cast<uint32_t>(a.integer("runs", 3, 1, 100, flag_help::RUNS));  // each on a fresh rig
@@ -70,7 +70,7 @@ void read_run_flags(const Arguments& a, const GpuCommand& command, GpuExperiment
 
 // --transport and --av (gpu-latency, mini-gda's own puts only): --av without DC, or DC through a
 // peer library's code (RC only), is refused rather than ignored.
-void read_transport_flags(const Arguments& a, GpuExperimentConfig& c) {
+void read_transport_flags(const Arguments& a, PePairConfig& c) {
   c.transport = a.choice("transport", "rc", {"rc", "dc"},
                          "rc: the RC QP's puts; dc: also the same puts from a DCI to a DCT of the peer, "
                          "in the same result (put+completion; docs/dc.md)");
@@ -87,10 +87,10 @@ void read_transport_flags(const Arguments& a, GpuExperimentConfig& c) {
 }
 
 // parse: every flag of the command into its configuration, refused by name before anything runs.
-GpuExperimentConfig parse_gpu_command(const Arguments& a, const GpuCommand& command) {
+PePairConfig parse_gpu_command(const Arguments& a, const GpuCommand& command) {
   a.provider({"softnic"});
   read_raw(a, command.per_sample);
-  GpuExperimentConfig c;
+  PePairConfig c;
   read_run_flags(a, command, c);
   if (command.on_pe_pair) read_pe_pair_flags(a, c);
   if (command.takes_path) {
@@ -113,7 +113,7 @@ bool skip_without_cuda_device() {
 }
 
 int run_gpu_experiment(const Arguments& a, Report& report, const GpuCommand& command) {
-  GpuExperimentConfig c = parse_gpu_command(a, command);
+  PePairConfig c = parse_gpu_command(a, command);
   const int devices = softnic::gpu_runtime_init();
   if (devices == 0) {
     std::fprintf(stderr, "no CUDA device: skipped\n");

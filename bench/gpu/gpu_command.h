@@ -18,7 +18,7 @@
 
 namespace dissect::bench {
 
-using GpuRunner = std::vector<Result> (*)(const GpuExperimentConfig&);
+using GpuRunner = std::vector<Result> (*)(const PePairConfig&);
 
 // How one subcommand runs its runner.
 struct GpuCommand {
@@ -40,7 +40,7 @@ struct GpuCommand {
 // experiment asks this once, after check_all_used() and before it allocates anything.
 bool skip_without_cuda_device();
 
-// Parses the command's flags into a GpuExperimentConfig, runs the runner and adds its Results to
+// Parses the command's flags into a PePairConfig, runs the runner and adds its Results to
 // `report`; 1 when a result's payload did not validate.
 int run_gpu_experiment(const Arguments& a, Report& report, const GpuCommand& command);
 

@@ -22,7 +22,7 @@ PePair::~PePair() {
   cudaFree(samples.status);
 }
 
-std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t iterations) {
+std::unique_ptr<PePair> make_pair(const PePairConfig& config, uint32_t iterations) {
   if (softnic::gpu_runtime_init() == 0) throw std::runtime_error("no CUDA device");
   const bool two = config.pe_layout == "two-gpus";
   // Measured (once, cached) before this pair's engines start, so the step kernel's 200,000 timer
@@ -214,7 +214,7 @@ bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cud
   return true;
 }
 
-gpu::Measurement base_result(const GpuExperimentConfig& config, const char* name,
+gpu::Measurement base_result(const PePairConfig& config, const char* name,
                                 const std::string& variant, const char* ordering,
                                 uint32_t bytes, bool is_inline) {
   gpu::Measurement r;

@@ -56,7 +56,7 @@ struct PePair {
   ~PePair();
 };
 
-std::unique_ptr<PePair> make_pair(const GpuExperimentConfig& config, uint32_t iterations);
+std::unique_ptr<PePair> make_pair(const PePairConfig& config, uint32_t iterations);
 
 // Globaltimer step (smallest nonzero delta) measured on `device`, once per device and process.
 // Safe while engines run: it allocates and frees nothing.
@@ -115,7 +115,7 @@ struct RunTally {
 // status reset: body(PePair&, uint32_t run, RunTally&) launches, waits, reads back and records the
 // run in the tally (or fails it). Each run's end is a progress line (config.progress).
 template <typename Body>
-RunTally run_on_fresh_pairs(const GpuExperimentConfig& config, Body&& body) {
+RunTally run_on_fresh_pairs(const PePairConfig& config, Body&& body) {
   RunTally tally;
   for (uint32_t run = 0; run < config.runs; ++run) {
     auto pair = make_pair(config, config.iterations);
@@ -130,13 +130,13 @@ RunTally run_on_fresh_pairs(const GpuExperimentConfig& config, Body&& body) {
 // [0, total_ops); reads back through a stream.
 bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream);
 
-gpu::Measurement base_result(const GpuExperimentConfig& config, const char* name,
+gpu::Measurement base_result(const PePairConfig& config, const char* name,
                                 const std::string& variant, const char* ordering,
                                 uint32_t bytes, bool is_inline);
 
 // The policy the engine needs for a correct run: GPU scope for a kernel engine on GPU-resident
 // queues, system scope otherwise.
-inline bool engine_needs_system_scope(const GpuExperimentConfig& c) {
+inline bool engine_needs_system_scope(const PePairConfig& c) {
   return !(c.engine == "gpu-kernel" && c.placement == "gpu" && c.pe_layout == "one-gpu");
 }
 
@@ -340,7 +340,7 @@ bool read_run(const PePair& pair, uint32_t run, RunTally& t, uint32_t n, Failure
 // put+completion samples (or fails the run with failure(status) when its status is not 0), then
 // validates the 8..length B payload slots of every op.
 template <typename Failure>
-void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const GpuExperimentConfig& config,
+void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const PePairConfig& config,
                         uint32_t length, const char* what, gpu::TimedMetric& issue, gpu::TimedMetric& total,
                         Failure&& failure) {
   auto& a = pair.pe[0];
@@ -364,7 +364,7 @@ inline void finish_latency_result(const RunTally& tally, gpu::TimedMetric issue,
 
 // Runs put_latency_kernel `config.runs` times on a fresh PE pair each run; fills `result`.
 template <typename Policy, Payload P, Counters C = Counters::registers>
-void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
+void measure_put_latency(const PePairConfig& config, uint32_t length,
                          gpu::Measurement& result) {
   gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
@@ -386,7 +386,7 @@ void measure_put_latency(const GpuExperimentConfig& config, uint32_t length,
 // kernel on PE 0's stream; the rest is measure_put_latency's (8 B; failure(status) names a run
 // that failed).
 template <typename View, typename Launch, typename Failure>
-void measure_peer_put_latency(const GpuExperimentConfig& config, const char* what,
+void measure_peer_put_latency(const PePairConfig& config, const char* what,
                               Measurement& result, View&& view, Launch&& launch, Failure&& failure) {
   TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
@@ -401,7 +401,7 @@ void measure_peer_put_latency(const GpuExperimentConfig& config, const char* wha
 // A peer library's two gpu-latency rows, "<path>, inline" and "<path>, pointer": measure(inline,
 // row) fills each, note(inline) says which put and wait it ran.
 template <typename Measure, typename Note>
-std::vector<Measurement> peer_single_operation(const GpuExperimentConfig& config,
+std::vector<Measurement> peer_single_operation(const PePairConfig& config,
                                                const std::string& path, const char* ordering,
                                                const char* library, const std::string& version,
                                                Measure&& measure, Note&& note) {

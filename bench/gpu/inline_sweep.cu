@@ -11,7 +11,7 @@ namespace gpu {
 constexpr uint32_t SWEEP_BYTES[] = {8, 16, 32, 44, 48, 64, 96, 108, 128, 160, 172, 192, 220};
 
 template <typename Policy>
-void sweep_with(const GpuExperimentConfig& config, std::vector<gpu::Measurement>& out) {
+void sweep_with(const PePairConfig& config, std::vector<gpu::Measurement>& out) {
   config.progress.plan(std::size(SWEEP_BYTES) * config.runs);
   for (uint32_t bytes : SWEEP_BYTES) {
     gpu::Measurement r =
@@ -24,7 +24,7 @@ void sweep_with(const GpuExperimentConfig& config, std::vector<gpu::Measurement>
 
 namespace {
 
-std::vector<Result> run_inline_sweep(const GpuExperimentConfig& config) {
+std::vector<Result> run_inline_sweep(const PePairConfig& config) {
   std::vector<gpu::Measurement> out;
   if (gpu::engine_needs_system_scope(config)) {
     gpu::sweep_with<gda::ordering::system_release_store>(config, out);

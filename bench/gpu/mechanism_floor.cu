@@ -38,7 +38,7 @@ __global__ void floor_kernel(uint8_t* wqe_ring, uint64_t* doorbell, uint32_t war
 }
 
 template <FloorFence F>
-gpu::Measurement measure_floor(const GpuExperimentConfig& config, const char* variant) {
+gpu::Measurement measure_floor(const PePairConfig& config, const char* variant) {
   gpu::Measurement r = base_result(config, "mechanism-floor", variant, variant, 64, true);
   gpu::TimedMetric floor{"floor", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t, RunTally& t) {
@@ -70,7 +70,7 @@ gpu::Measurement measure_floor(const GpuExperimentConfig& config, const char* va
 
 namespace {
 
-std::vector<Result> run_mechanism_floor(const GpuExperimentConfig& config) {
+std::vector<Result> run_mechanism_floor(const PePairConfig& config) {
   config.progress.plan(3 * size_t{config.runs});
   return to_results({gpu::measure_floor<gpu::FloorFence::gpu>(config, "gpu-fence"),
                      gpu::measure_floor<gpu::FloorFence::none>(config, "no-fence"),

@@ -11,7 +11,7 @@ namespace dissect::bench {
 
 namespace {
 struct MeasurePolicy {
-  const GpuExperimentConfig& config;
+  const PePairConfig& config;
   std::vector<gpu::Measurement>& out;
   template <typename Policy>
   void operator()() {
@@ -31,7 +31,7 @@ struct CountPolicies {
   }
 };
 
-std::vector<Result> run_ordering(const GpuExperimentConfig& config) {
+std::vector<Result> run_ordering(const PePairConfig& config) {
   CountPolicies policies;
   gda::ordering::for_each_policy(policies);
   config.progress.plan(policies.count * config.runs);

@@ -8,7 +8,7 @@ namespace dissect::bench {
 
 std::vector<std::string> latency_paths() { return {"mini-gda", "gdaki", "nvshmem-ibgda"}; }
 
-void check_latency_path(const GpuExperimentConfig& c) {
+void check_latency_path(const PePairConfig& c) {
   if (c.path == "mini-gda") return;
 #if !DISSECT_HAVE_GDAKI
   if (c.path == "gdaki") {
@@ -36,7 +36,7 @@ void check_latency_path(const GpuExperimentConfig& c) {
   }
 }
 
-std::vector<gpu::Measurement> run_peer_single_operation(const GpuExperimentConfig& c) {
+std::vector<gpu::Measurement> run_peer_single_operation(const PePairConfig& c) {
   check_latency_path(c);
   c.progress.plan(2 * size_t{c.runs});  // each library: inline and pointer, put+completion
 #if DISSECT_HAVE_GDAKI
@@ -53,8 +53,8 @@ namespace {
 // gpu-gdaki-ablation: issue and put+completion of one 8 B inline put for a ladder of paths from
 // mini-gda's to DOCA's doca_gpu_dev_verbs_p, one DOCA behaviour added a row (peers/gdaki_ablation.cu).
 // Throws InvalidArgument as check_latency_path does for --path gdaki.
-std::vector<Result> run_gdaki_ablation_experiment(const GpuExperimentConfig& c) {
-  GpuExperimentConfig gdaki = c;
+std::vector<Result> run_gdaki_ablation_experiment(const PePairConfig& c) {
+  PePairConfig gdaki = c;
   gdaki.path = "gdaki";
   check_latency_path(gdaki);
 #if DISSECT_HAVE_GDAKI

@@ -277,7 +277,7 @@ proxy::ProxyConfig latency_config(proxy::Handoff handoff) {
 }
 
 template <Mode M>
-void measure_run(const GpuExperimentConfig& config, proxy::Handoff kind, uint32_t run, Accumulated* acc) {
+void measure_run(const PePairConfig& config, proxy::Handoff kind, uint32_t run, Accumulated* acc) {
   const uint32_t n = config.iterations;
   proxy::cuda::GpuProxyRig rig(latency_config(kind), 64 * 8, proxy::cuda::CounterPlacement::host, config.device);
   rig.proxy->start();
@@ -317,7 +317,7 @@ std::string shape_note(const Accumulated& acc) {
 }
 
 template <Mode M>
-gpu::Measurement measure_handoff(const GpuExperimentConfig& config, const char* variant,
+gpu::Measurement measure_handoff(const PePairConfig& config, const char* variant,
                                     const char* ordering) {
   const proxy::Handoff kind = M == Mode::baseline ? proxy::Handoff::baseline : proxy::Handoff::tuned;
   gpu::Measurement r = base_result(config, "proxy-latency", variant, ordering, 8, false);
@@ -334,7 +334,7 @@ gpu::Measurement measure_handoff(const GpuExperimentConfig& config, const char* 
 }
 
 template <StoreKind K>
-gpu::Measurement measure_store16(const GpuExperimentConfig& config, const char* variant, const char* ordering) {
+gpu::Measurement measure_store16(const PePairConfig& config, const char* variant, const char* ordering) {
   gpu::Measurement r = base_result(config, "proxy-latency", variant, ordering, 16, false);
   Accumulated acc;
   const uint32_t n = config.iterations;
@@ -374,7 +374,7 @@ void note_ratio(gpu::Measurement* tuned, const gpu::Measurement& posted) {
 
 namespace {
 
-std::vector<Result> run_gpu_proxy_latency(const GpuExperimentConfig& config) {
+std::vector<Result> run_gpu_proxy_latency(const PePairConfig& config) {
   using namespace gpu;
   config.progress.plan(6 * size_t{config.runs});  // two reference stores, four handoffs
   gpu::Measurement posted = measure_store16<StoreKind::posted>(

@@ -11,7 +11,7 @@ namespace {
 
 // A metric timed in SM cycles, as counted (`issue cycles`): the clock-sensitive part that
 // `dissect fit-clock` separates from the rest across runs at different locked clocks.
-Metric cycles_metric(const gpu::TimedMetric& m, const GpuExperimentConfig& c) {
+Metric cycles_metric(const gpu::TimedMetric& m, const PePairConfig& c) {
   Metric out;
   out.name = m.name + " cycles";
   out.unit = "cycles";
@@ -44,7 +44,7 @@ std::vector<Summary> run_summaries(const gpu::TimedMetric& metric, uint64_t samp
   return runs;
 }
 
-Result to_result(const gpu::Measurement& g, const GpuExperimentConfig& c) {
+Result to_result(const gpu::Measurement& g, const PePairConfig& c) {
   Result r;
   r.experiment = "gpu-" + g.name;
   r.label = g.variant;
@@ -95,13 +95,13 @@ Result to_result(const gpu::Measurement& g, const GpuExperimentConfig& c) {
 }
 
 std::vector<Result> to_results(const std::vector<gpu::Measurement>& measurements,
-                               const GpuExperimentConfig& config) {
+                               const PePairConfig& config) {
   std::vector<Result> out;
   for (const gpu::Measurement& m : measurements) out.push_back(to_result(m, config));
   return out;
 }
 
-void bind_progress(Progress& progress, GpuExperimentConfig& config) {
+void bind_progress(Progress& progress, PePairConfig& config) {
   // Shared by the callbacks: the measurement under way, named by base_result as it starts.
   auto measuring = std::make_shared<std::string>();
   config.progress.expect = [&progress](size_t runs) { progress.expect(runs); };

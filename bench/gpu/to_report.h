@@ -22,12 +22,12 @@ std::vector<Summary> run_summaries(const gpu::TimedMetric& metric, uint64_t samp
 // A measurement of `config` as the suite's Result: experiment "gpu-<name>", the row's label, the
 // engine, placement, PE layout and every knob, each metric in us (a "ns per message" in ns) with
 // its SM-cycle twin ("<name> cycles") where it was timed in cycles, and the clocks it ran at.
-Result to_result(const gpu::Measurement& measurement, const GpuExperimentConfig& config);
+Result to_result(const gpu::Measurement& measurement, const PePairConfig& config);
 std::vector<Result> to_results(const std::vector<gpu::Measurement>& measurements,
-                               const GpuExperimentConfig& config);
+                               const PePairConfig& config);
 
 // A line per run of every measurement, "latency inline, run 2/3", the total growing as the
 // runner plans its runs (GpuProgress). `progress` and `config` must outlive the runner's call.
-void bind_progress(Progress& progress, GpuExperimentConfig& config);
+void bind_progress(Progress& progress, PePairConfig& config);
 
 }  // namespace dissect::bench

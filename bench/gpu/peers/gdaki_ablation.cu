@@ -241,7 +241,7 @@ std::string status_text(uint32_t status) {
 // One row: `launch(pair)` runs the row's kernel on PE 0's stream to its end; the rest is
 // measure_put_latency's.
 template <typename Launch>
-void measure(const GpuExperimentConfig& config, gpu::Measurement& result, Launch&& launch) {
+void measure(const PePairConfig& config, gpu::Measurement& result, Launch&& launch) {
   gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
@@ -258,7 +258,7 @@ void measure(const GpuExperimentConfig& config, gpu::Measurement& result, Launch
 }
 
 template <Step S>
-void measure_step(const GpuExperimentConfig& config, gpu::Measurement& result) {
+void measure_step(const PePairConfig& config, gpu::Measurement& result) {
   measure(config, result, [&](PePair& pair) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -274,7 +274,7 @@ void measure_step(const GpuExperimentConfig& config, gpu::Measurement& result) {
   });
 }
 
-void measure_doca(const GpuExperimentConfig& config, gpu::Measurement& result) {
+void measure_doca(const PePairConfig& config, gpu::Measurement& result) {
   measure(config, result, [&](PePair& pair) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -298,18 +298,18 @@ std::string signed_ns(double ns) {
 }  // namespace
 }  // namespace gpu
 
-std::vector<gpu::Measurement> run_gdaki_ablation(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> run_gdaki_ablation(const PePairConfig& config) {
   struct Row {
     const char* variant;
     const char* ordering;
     const char* adds;
-    void (*measure)(const GpuExperimentConfig&, gpu::Measurement&);
+    void (*measure)(const PePairConfig&, gpu::Measurement&);
   };
   const Row rows[] = {
       {"1 mini-gda", "gpu-fence",
        "gda::put_value<gpu_fence>, OwnedQp: WQE; fence.acq_rel.gpu; dbrec st.volatile; doorbell "
        "st.relaxed.sys",
-       [](const GpuExperimentConfig& c, gpu::Measurement& r) {
+       [](const PePairConfig& c, gpu::Measurement& r) {
          gpu::measure_put_latency<gda::ordering::gpu_fence, gpu::Payload::inline_value>(c, 8, r);
        }},
       {"2 + mmio doorbell", "gpu-fence, mmio doorbell",

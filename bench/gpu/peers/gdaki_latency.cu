@@ -16,7 +16,7 @@ namespace {
 namespace gdaki = peers::gdaki;
 
 template <bool Inline>
-void measure_gdaki(const GpuExperimentConfig& config, gpu::Measurement& result) {
+void measure_gdaki(const PePairConfig& config, gpu::Measurement& result) {
   measure_peer_put_latency(
       config, "gdaki put latency kernel", result,
       [&](PePair& pair) {  // a fresh pair's QP is fresh: DOCA's counters start where the softnic's do
@@ -40,7 +40,7 @@ void measure_gdaki(const GpuExperimentConfig& config, gpu::Measurement& result) 
 }  // namespace
 }  // namespace gpu
 
-std::vector<gpu::Measurement> run_gdaki_single_operation(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> run_gdaki_single_operation(const PePairConfig& config) {
   return gpu::peer_single_operation(
       config, "gdaki", "doca-gpu-sm-db", peers::gdaki::LIBRARY, peers::gdaki::version(),
       [&](bool is_inline, gpu::Measurement& r) {

@@ -54,7 +54,7 @@ __global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, PutPa
 }
 
 template <bool Inline>
-void measure_nvshmem(const GpuExperimentConfig& config, gpu::Measurement& result) {
+void measure_nvshmem(const PePairConfig& config, gpu::Measurement& result) {
   measure_peer_put_latency(
       config, "nvshmem-ibgda put latency kernel", result,
       [&](PePair& pair) {
@@ -79,7 +79,7 @@ void measure_nvshmem(const GpuExperimentConfig& config, gpu::Measurement& result
 }  // namespace
 }  // namespace gpu
 
-std::vector<gpu::Measurement> run_nvshmem_single_operation(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> run_nvshmem_single_operation(const PePairConfig& config) {
   return gpu::peer_single_operation(
       config, "nvshmem-ibgda", "nvshmem-ibgda-membar", peers::nvshmem_ibgda::LIBRARY,
       peers::nvshmem_ibgda::version(),

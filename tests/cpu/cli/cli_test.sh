@@ -37,6 +37,8 @@ if "$dissect" list | grep -qx gpu-rate; then
   # No flag parsed and ignored: a knob the run has no use for is refused by name.
   expect_error "--engine-ctas sizes the softnic's GPU engine kernel; --engine host-thread has none" \
     gpu-latency --engine host-thread --engine-ctas 2
+  expect_error "--av full sizes the DC address vector; --transport rc has none" gpu-latency --av full
+  expect_error "--transport dc: --path gdaki posts through its own RC QP code" gpu-latency --transport dc --path gdaki
   expect_error "unknown flag --engine" gpu-proxy-latency --engine host-thread
   expect_error "--raw: gpu-telemetry-rate times whole runs" gpu-telemetry-rate --raw
   expect_error "--blocks = 529" gpu-kernel-cost --blocks 529

@@ -56,7 +56,7 @@ TEST(GpuToReport, WithoutRawNoSamplesAreWritten) {
 TEST(GpuToReport, ARunPerLineWithTheMeasurementAndAnEta) {
   set_progress_mode(ProgressMode::always);
   Progress progress("gpu-ordering", 0);
-  GpuExperimentConfig config;
+  PePairConfig config;
   config.runs = 2;
   bind_progress(progress, config);
   testing::internal::CaptureStderr();
@@ -80,7 +80,7 @@ TEST(GpuToReport, ARunPerLineWithTheMeasurementAndAnEta) {
 TEST(GpuToReport, QuietPrintsNothingButCounts) {
   set_progress_mode(ProgressMode::quiet);
   Progress progress("gpu-floor", 0);
-  GpuExperimentConfig config;
+  PePairConfig config;
   bind_progress(progress, config);
   testing::internal::CaptureStderr();
   config.progress.plan(3);
@@ -93,7 +93,7 @@ TEST(GpuToReport, QuietPrintsNothingButCounts) {
 
 // A runner that was never bound (the standalone GPU CLI, the GPU tests) reports to nobody.
 TEST(GpuToReport, AnUnboundProgressDoesNothing) {
-  const GpuExperimentConfig config;
+  const PePairConfig config;
   config.progress.plan(3);
   config.progress.measuring("x");
   config.progress.run_done(0);

@@ -40,7 +40,12 @@ struct GpuProgress {
   }
 };
 
-struct GpuExperimentConfig {
+// What the parse step (bench/gpu/gpu_command.cpp: parse_gpu_command) makes of an experiment's
+// flags on the harness's PE pair, and all its runner reads: the run step takes this alone, so a
+// test builds one by hand and runs without flags. Not a second Arguments: Arguments reads and
+// validates the command line; this is the typed, checked settings that come out of it, as every
+// experiment's parse step has its own (LatencyConfig, RateConfig, GoodputConfig, ...).
+struct PePairConfig {
   int device = 0;                     // PE 0 (and PE 1 in the one-gpu layout)
   std::string engine = "gpu-kernel";  // "gpu-kernel" | "host-thread"
   std::string placement = "gpu";      // queue + buffer placement: "gpu" | "host"
@@ -61,6 +66,10 @@ struct GpuExperimentConfig {
   std::string dc_av = "compact";
   GpuProgress progress;
 };
+
+// The former name, kept only for bench/gpu/single_operation.cu, telemetry_rate.cu and
+// dc_latency.cuh while other changes edit them: remove once they say PePairConfig.
+using GpuExperimentConfig = PePairConfig;
 
 // --raw: the harness keeps every run's samples in gpu::TimedMetric::samples_ns (process-wide, as the CPU
 // experiments' set_keep_raw_samples; off by default: a run can hold millions of samples).
