@@ -106,7 +106,7 @@ __global__ void signal_round_trip_kernel(const LoopbackTarget* targets, uint32_t
   for (uint32_t i = 1; i <= n; ++i) {
     const uint64_t t0 = now_ns();
     if (initiator && send(i) != gda::Status::ok) break;
-    BoundedWait wait(5'000'000'000ull);
+    BoundedWait wait;  // DEFAULT_WAIT_TIMEOUT_NS, the bound of every gda wait
     bool timed_out = false;
     while (load_acquire<Scope::gpu>(my_flag) < i) {
       if (wait.expired()) {

@@ -20,6 +20,7 @@
 #include "dissect/bench/progress.h"
 #include "dissect/common/clock.h"
 #include "dissect/common/cuda.h"
+#include "dissect/common/wait.h"
 #include "dissect/gda/gda.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "gpu_command.h"
@@ -59,7 +60,14 @@ __global__ void fill_kernel(const Target* targets, uint32_t depth, uint64_t base
   }
 }
 
-__device__ bool wait_cqe(const nic::QpHandle& qp, uint64_t n, uint64_t deadline) {
+// A round rings every QP at once, so its last CQEs wait for the engine to execute all of them:
+// twice the bound of one wait.
+constexpr uint64_t ROUND_TIMEOUT_NS = 2 * DEFAULT_WAIT_TIMEOUT_NS;
+
+// Until CQE `n` of qp's send CQ is the software's, within `timeout_ns` (common/wait.h's one bound,
+// checked with over(): the latency kernel times this wait, so it spins bare, as before).
+__device__ bool wait_cqe(const nic::QpHandle& qp, uint64_t n, uint64_t timeout_ns) {
+  BoundedWait wait(timeout_ns);
   const mlx5::mlx5_cqe64* cqe = &qp.send_cq.cqes[n & (qp.send_cq.cqe_count - 1)];
   for (;;) {
     const uint32_t word = load_acquire<Scope::gpu>(
@@ -68,7 +76,7 @@ __device__ bool wait_cqe(const nic::QpHandle& qp, uint64_t n, uint64_t deadline)
     if (mlx5::cqe_is_sw_owned(op_own, n, qp.send_cq.cqe_count)) {
       return mlx5::cqe_opcode(op_own) == mlx5::MLX5_CQE_REQ;
     }
-    if (now_ns() > deadline) return false;
+    if (wait.over()) return false;
   }
 }
 
@@ -85,7 +93,7 @@ __global__ void ring_kernel(const Target* targets, uint32_t count, uint64_t end,
   const nic::QpHandle qp = targets[j].qp;
   const uint64_t t0 = now_ns();
   gda::store_doorbell_pair<gda::ordering::gpu_fence>(qp, end);
-  const bool ok = wait_cqe(qp, cqe, t0 + 10'000'000'000ull);
+  const bool ok = wait_cqe(qp, cqe, ROUND_TIMEOUT_NS);
   times[j] = RoundTimes{t0, now_ns(), ok ? 1u : 0u};
 }
 
@@ -106,7 +114,7 @@ __global__ void latency_kernel(Target t, uint32_t iterations, LatencySample* sam
     gda::ordering::gpu_fence::store_dbrec(&t.qp.dbrec_send->raw, mlx5::dbrec_value(i + 1).raw);
     const uint64_t t0 = now_ns();
     gda::ordering::gpu_fence::store_doorbell(t.qp.doorbell, mlx5::doorbell_value(i + 1, t.qp.qpn));
-    good = wait_cqe(t.qp, i, t0 + 5'000'000'000ull);
+    good = wait_cqe(t.qp, i, DEFAULT_WAIT_TIMEOUT_NS);
     const uint64_t t1 = now_ns();
     const uint64_t stamp = t.qp.send_cq.cqes[i & (t.qp.send_cq.cqe_count - 1)].timestamp.value();
     samples[i] = LatencySample{t1 - t0, stamp - t0};

@@ -18,6 +18,7 @@
 #include "dissect/bench/gpu_load_plan.h"
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
+#include "dissect/common/wait.h"
 #include "harness.cuh"
 #include "load.h"
 
@@ -74,13 +75,16 @@ inline ProbePlan probe_plan(const LoadConfig& c, const QueueLayout& l, DeviceByt
 
 __device__ inline bool probe_stopped(const uint32_t* stop) { return load_acquire<Scope::gpu>(stop) != 0; }
 
-// Until *word == value; false on the deadline or, when `stop` is given, once it is raised.
+// Until *word == value; false once PROBE_POLL_TIMEOUT_NS has passed (common/wait.h's one bound)
+// or, when `stop` is given, once it is raised. The pinger's wait is inside the timed round trip,
+// so the bound is checked with over() and the loop spins bare (expired() would sleep 32 ns a
+// check).
 template <Scope S>
 __device__ inline bool await_word(const uint64_t* word, uint64_t value, const uint32_t* stop) {
-  const uint64_t began = now_ns();
+  BoundedWait wait(PROBE_POLL_TIMEOUT_NS);
   while (load_acquire<S>(word) != value) {
     if (stop != nullptr && probe_stopped(stop)) return false;
-    if (now_ns() - began > PROBE_POLL_TIMEOUT_NS) return false;
+    if (wait.over()) return false;
   }
   return true;
 }

@@ -19,6 +19,7 @@
 // %globaltimer over the whole kernel (harness.cuh). Every number is labelled softnic: the worker
 // and the engine are host threads, not a ConnectX.
 #include "dissect/bench/proxy_cuda_rig.h"
+#include "dissect/common/wait.h"
 #include "dissect/proxy/handoff.h"
 #include "harness.cuh"
 #include "gpu_command.h"
@@ -31,7 +32,6 @@ namespace {
 constexpr uint32_t kLanding = 0;  // the word each side polls
 constexpr uint32_t kSource = 1;   // the word each side sends from
 constexpr uint32_t kRingEntries = 1024;
-constexpr uint64_t kPollTimeoutNs = 5'000'000'000ull;
 
 struct ProxySamples {
   unsigned long long* issue = nullptr;  // cycles per op
@@ -115,10 +115,13 @@ __global__ void proxy_put_kernel(proxy::RingHandle ring, ProxyWords words, OpCou
   finish(out, g0, c0, status);
 }
 
+// Until *word == value, within common/wait.h's one bound (its default, DEFAULT_WAIT_TIMEOUT_NS).
+// The wait sits inside the timed round trip, so it checks the bound with over() and spins bare:
+// expired()'s 32 ns sleep a check would add up to that much to every sample.
 __device__ inline uint32_t await_word(const uint64_t* word, uint64_t value) {
-  const uint64_t began = now_ns();
+  BoundedWait wait;
   while (load_acquire<Scope::system>(word) != value) {
-    if (now_ns() - began > kPollTimeoutNs) return CAUSE_REPLY_TIMEOUT;
+    if (wait.over()) return CAUSE_REPLY_TIMEOUT;
   }
   return CAUSE_NONE;
 }

@@ -29,6 +29,8 @@
 #include "nccl.h"  // NCCL_MAJOR / NCCL_MINOR / NCCL_PATCH: the version these headers belong to
 #include "nccl_device/gin/gdaki/doca_gpunetio/doca_gpunetio_device.h"
 
+#include "dissect/common/clock.h"
+#include "dissect/common/wait.h"
 #include "dissect/nic/handles.h"
 #include "dissect/nic/nic.h"
 #include "dissect/peers/device_record.h"
@@ -77,18 +79,19 @@ enum WaitVerdict : int { WAIT_OK = 0, WAIT_CQE_ERROR = -EIO, WAIT_TIMEOUT = -ETI
 
 // doca_gpu_dev_verbs_wait polls without a bound and drops the error: this waits for CQE `ticket`
 // through DOCA's own doca_gpu_dev_verbs_poll_one_cq_at (the same CQE read, acquire fence and
-// cqe_ci update as its wait), bounded by `timeout_ns`, and returns the verdict: WAIT_OK,
-// WAIT_CQE_ERROR (an error CQE; error_syndrome() reads it) or WAIT_TIMEOUT (after a line naming
-// the QP and the ticket).
+// cqe_ci update as its wait), bounded by `timeout_ns` (common/wait.h's one bound, checked with
+// over(): the wait is inside gpu-latency's timed put+completion, so it spins bare as DOCA's does),
+// and returns the verdict: WAIT_OK, WAIT_CQE_ERROR (an error CQE; error_syndrome() reads it) or
+// WAIT_TIMEOUT (after a line naming the QP and the ticket; no trap, the caller reports it).
 template <doca_gpu_dev_verbs_resource_sharing_mode Sharing = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU>
 __device__ inline int wait(doca_gpu_dev_verbs_qp* qp, doca_gpu_dev_verbs_ticket_t ticket,
-                           uint64_t timeout_ns = 5'000'000'000ull) {
-  const uint64_t began = doca_gpu_dev_verbs_query_globaltimer();
+                           uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
+  BoundedWait bound(timeout_ns);
   for (;;) {
     const int status = doca_gpu_dev_verbs_poll_one_cq_at<Sharing>(&qp->cq_sq, ticket);
     if (status == 0) return WAIT_OK;
     if (status != EBUSY) return WAIT_CQE_ERROR;
-    if (doca_gpu_dev_verbs_query_globaltimer() - began > timeout_ns) {
+    if (bound.over()) {
       printf("gdaki::wait: QP 0x%x: no CQE for ticket %llu in %llu ns\n", qp->sq_num,
              static_cast<unsigned long long>(ticket), static_cast<unsigned long long>(timeout_ns));
       return WAIT_TIMEOUT;
