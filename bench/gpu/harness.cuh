@@ -270,6 +270,44 @@ __device__ inline void finish_timing(const SampleBuffers& out, long long c0, uin
   *out.status = status;
 }
 
+// The timed loop of a peer library's put-latency kernel (peers/gdaki_put_kernel.cuh,
+// peers/nvshmem_latency.cu), with put_latency_kernel's spans: one thread, one 8 B put outstanding;
+// op i writes slot i % SLOTS of path.dst, inline or from the same slot of path.src (filled first);
+// issue is the library's post alone, put+completion the post and its wait. The library's side is
+// `poster`, each call inlined into the loop as the library's code was written into it:
+//   remote(uint8_t* slot), local(uint8_t* slot)  its addresses of a slot, made before the span
+//   put_value(remote, uint64_t value)            its inline post
+//   put(remote, local)                           its post of 8 B from the source slot
+//   uint32_t complete()                          its wait, as a kernel status word (0: done)
+template <bool Inline, typename Poster>
+__device__ __forceinline__ void time_library_puts(Poster& poster, const PutPath& path,
+                                                  const OpCount& ops, const SampleBuffers& out) {
+  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
+  const uint64_t g0 = now_ns();
+  const long long c0 = clock64();
+  uint32_t status = 0;
+  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
+    const auto remote = poster.remote(path.dst + size_t{i % SLOTS} * SLOT);
+    long long ca;
+    if constexpr (Inline) {
+      const uint64_t value = payload_value(i, 8);
+      ca = clock64();
+      poster.put_value(remote, value);
+    } else {
+      uint8_t* s = path.src + size_t{i % SLOTS} * SLOT;
+      for (uint32_t b = 0; b < 8; ++b) s[b] = payload_byte(i, b);
+      const auto local = poster.local(s);
+      ca = clock64();
+      poster.put(remote, local);
+    }
+    const long long cb = clock64();
+    status = poster.complete();
+    const long long cc = clock64();
+    record_op(out, i, warmup, ca, cb, cc);
+  }
+  finish_timing(out, c0, g0, status);
+}
+
 // Writes op i's payload into its source slot, 16 B at a time, and waits until the stores are
 // performed (a GPU-scope fence): outside every timed span, so that the op's loads of it do not
 // wait behind stores still in flight (measured on the H200: a payload built byte by byte just

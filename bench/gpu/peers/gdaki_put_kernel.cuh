@@ -18,39 +18,37 @@ __device__ inline uint32_t gdaki_verdict_status(doca_gpu_dev_verbs_qp* qp, uint6
   return kernel_status(CAUSE_LIBRARY_TIMEOUT);
 }
 
+// DOCA GPUNetIO's side of time_library_puts (harness.cuh): doca_gpu_dev_verbs_p / _put, then
+// gdaki::wait for the post's ticket (a fresh one each op, as remote() starts it).
+struct GdakiPoster {
+  doca_gpu_dev_verbs_qp* qp;
+  uint32_t lkey, rkey;
+  doca_gpu_dev_verbs_ticket_t ticket = 0;
+
+  __device__ __forceinline__ doca_gpu_dev_verbs_addr remote(uint8_t* slot) {
+    ticket = 0;
+    return doca_gpu_dev_verbs_addr{reinterpret_cast<uint64_t>(slot), peers::gdaki::mkey(rkey)};
+  }
+  __device__ __forceinline__ doca_gpu_dev_verbs_addr local(uint8_t* slot) const {
+    return doca_gpu_dev_verbs_addr{reinterpret_cast<uint64_t>(slot), peers::gdaki::mkey(lkey)};
+  }
+  __device__ __forceinline__ void put_value(doca_gpu_dev_verbs_addr remote, uint64_t value) {
+    doca_gpu_dev_verbs_p<uint64_t>(qp, remote, value, &ticket);
+  }
+  __device__ __forceinline__ void put(doca_gpu_dev_verbs_addr remote,
+                                      doca_gpu_dev_verbs_addr local) {
+    doca_gpu_dev_verbs_put(qp, remote, local, 8, &ticket);
+  }
+  __device__ __forceinline__ uint32_t complete() {
+    return gdaki_verdict_status(qp, ticket, peers::gdaki::wait(qp, ticket));
+  }
+};
+
 template <bool Inline>
 __global__ void gdaki_put_latency_kernel(doca_gpu_dev_verbs_qp* qp, PutPath path, OpCount ops,
                                          SampleBuffers out) {
-  namespace gdaki = peers::gdaki;
-  uint8_t* const src = path.src;
-  uint8_t* const dst = path.dst;
-  const uint32_t lkey = path.lkey, rkey = path.rkey;
-  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
-  const uint64_t g0 = now_ns();
-  const long long c0 = clock64();
-  uint32_t status = 0;
-  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
-    const doca_gpu_dev_verbs_addr raddr{reinterpret_cast<uint64_t>(dst + size_t{i % SLOTS} * SLOT),
-                                        gdaki::mkey(rkey)};
-    doca_gpu_dev_verbs_ticket_t ticket = 0;
-    long long ca;
-    if constexpr (Inline) {
-      const uint64_t value = payload_value(i, 8);
-      ca = clock64();
-      doca_gpu_dev_verbs_p<uint64_t>(qp, raddr, value, &ticket);
-    } else {
-      uint8_t* s = src + size_t{i % SLOTS} * SLOT;
-      for (uint32_t b = 0; b < 8; ++b) s[b] = payload_byte(i, b);
-      const doca_gpu_dev_verbs_addr laddr{reinterpret_cast<uint64_t>(s), gdaki::mkey(lkey)};
-      ca = clock64();
-      doca_gpu_dev_verbs_put(qp, raddr, laddr, 8, &ticket);
-    }
-    const long long cb = clock64();
-    status = gdaki_verdict_status(qp, ticket, gdaki::wait(qp, ticket));
-    const long long cc = clock64();
-    record_op(out, i, warmup, ca, cb, cc);
-  }
-  finish_timing(out, c0, g0, status);
+  GdakiPoster poster{qp, path.lkey, path.rkey};
+  time_library_puts<Inline>(poster, path, ops, out);
 }
 
 }  // namespace dissect::bench::gpu

@@ -22,35 +22,32 @@ __device__ inline uint32_t verdict_status(int verdict) {
   return kernel_status(CAUSE_LIBRARY_TIMEOUT);
 }
 
+// NVSHMEM IBGDA's side of time_library_puts (harness.cuh): ibgda::p / ibgda::put on the QP, then
+// ibgda::quiet.
+struct NvshmemPoster {
+  nvshmemi_ibgda_device_qp_t* qp;
+  uint32_t lkey, rkey;
+
+  __device__ __forceinline__ uint64_t remote(uint8_t* slot) const {
+    return reinterpret_cast<uint64_t>(slot);
+  }
+  __device__ __forceinline__ uint64_t local(uint8_t* slot) const {
+    return reinterpret_cast<uint64_t>(slot);
+  }
+  __device__ __forceinline__ void put_value(uint64_t remote, uint64_t value) const {
+    ibgda::p<uint64_t>(qp, value, remote, ibgda::mkey(rkey));
+  }
+  __device__ __forceinline__ void put(uint64_t remote, uint64_t local) const {
+    ibgda::put(qp, local, ibgda::mkey(lkey), remote, ibgda::mkey(rkey), 8);
+  }
+  __device__ __forceinline__ uint32_t complete() const { return verdict_status(ibgda::quiet(qp)); }
+};
+
 template <bool Inline>
 __global__ void nvshmem_put_latency_kernel(nvshmemi_ibgda_device_qp_t* qp, PutPath path,
                                            OpCount ops, SampleBuffers out) {
-  uint8_t* const src = path.src;
-  uint8_t* const dst = path.dst;
-  const uint32_t lkey = path.lkey, rkey = path.rkey;
-  const uint32_t warmup = ops.warmup, iterations = ops.iterations;
-  const uint64_t g0 = now_ns();
-  const long long c0 = clock64();
-  uint32_t status = 0;
-  for (uint32_t i = 0; i < warmup + iterations && status == 0; ++i) {
-    const uint64_t raddr = reinterpret_cast<uint64_t>(dst + size_t{i % SLOTS} * SLOT);
-    long long ca;
-    if constexpr (Inline) {
-      const uint64_t value = payload_value(i, 8);
-      ca = clock64();
-      ibgda::p<uint64_t>(qp, value, raddr, ibgda::mkey(rkey));
-    } else {
-      uint8_t* s = src + size_t{i % SLOTS} * SLOT;
-      for (uint32_t b = 0; b < 8; ++b) s[b] = payload_byte(i, b);
-      ca = clock64();
-      ibgda::put(qp, reinterpret_cast<uint64_t>(s), ibgda::mkey(lkey), raddr, ibgda::mkey(rkey), 8);
-    }
-    const long long cb = clock64();
-    status = verdict_status(ibgda::quiet(qp));
-    const long long cc = clock64();
-    record_op(out, i, warmup, ca, cb, cc);
-  }
-  finish_timing(out, c0, g0, status);
+  NvshmemPoster poster{qp, path.lkey, path.rkey};
+  time_library_puts<Inline>(poster, path, ops, out);
 }
 
 template <bool Inline>

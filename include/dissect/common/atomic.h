@@ -113,16 +113,27 @@ DISSECT_HD inline T exchange(T* p, T v) {
 #endif
 }
 
+#if !defined(__CUDA_ARCH__)
+namespace detail {
+// The host's fetch_max and fetch_min (the GCC builtins have neither): a relaxed CAS loop that
+// stores `v` while `v` beats what *p holds (`beats(v, seen)`), and returns what was there.
+template <typename T, typename Beats>
+inline T fetch_extreme(T* p, T v, Beats beats) {
+  T seen = __atomic_load_n(p, __ATOMIC_RELAXED);
+  while (beats(v, seen) && !__atomic_compare_exchange_n(p, &seen, v, true, __ATOMIC_RELAXED,
+                                                        __ATOMIC_RELAXED)) {
+  }
+  return seen;
+}
+}  // namespace detail
+#endif
+
 template <Scope S, typename T>
 DISSECT_HD inline T fetch_max(T* p, T v) {
 #if defined(__CUDA_ARCH__)
   return device_ref<S>(p).fetch_max(v, cuda::memory_order_relaxed);
 #else
-  T seen = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (seen < v && !__atomic_compare_exchange_n(p, &seen, v, true, __ATOMIC_RELAXED,
-                                                  __ATOMIC_RELAXED)) {
-  }
-  return seen;
+  return detail::fetch_extreme(p, v, [](T a, T b) { return b < a; });
 #endif
 }
 
@@ -131,11 +142,7 @@ DISSECT_HD inline T fetch_min(T* p, T v) {
 #if defined(__CUDA_ARCH__)
   return device_ref<S>(p).fetch_min(v, cuda::memory_order_relaxed);
 #else
-  T seen = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (v < seen && !__atomic_compare_exchange_n(p, &seen, v, true, __ATOMIC_RELAXED,
-                                                  __ATOMIC_RELAXED)) {
-  }
-  return seen;
+  return detail::fetch_extreme(p, v, [](T a, T b) { return a < b; });
 #endif
 }
 

@@ -72,24 +72,66 @@ DISSECT_HD inline const nic::QpHandle* shared_cq_member(const nic::SharedCqState
   return nullptr;
 }
 
-// One CQE of a shared CQ retired on `member`, the QP it names (poll_shared_cq).
+// The CQE at consumer index `ci` of a send CQ, its tail read with the ordering's poll load;
+// `owned` false while the NIC has not written it for this lap.
+struct CqeAt {
+  uint64_t ci;
+  const mlx5::mlx5_cqe64* cqe;
+  CqeTail tail;
+  bool owned;
+};
+
+template <typename Ordering, Sharing S>
+DISSECT_HD inline CqeAt cqe_at(const nic::CqHandle& cq, uint64_t* consumed) {
+  const uint64_t ci = counter_load<S>(consumed);
+  const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
+  const CqeTail tail = read_cqe_tail<Ordering>(cqe);
+  return CqeAt{ci, cqe, tail, mlx5::cqe_is_sw_owned(tail.op_own, ci, cq.cqe_count)};
+}
+
+// Takes the CQE at `ci` for this poller by moving the consumer index past it: a plain store for
+// the one poller (exclusive), a CAS for one of several (shared), false when another took it first.
+template <Sharing S>
+DISSECT_HD inline bool claim_cqe(uint64_t* consumed, uint64_t ci) {
+  if constexpr (S == Sharing::exclusive) {
+    *consumed = ci + 1;
+    return true;
+  } else {
+    return compare_exchange<Scope::gpu>(consumed, ci, ci + 1);
+  }
+}
+
+DISSECT_HD inline bool is_error_cqe(const CqeTail& tail) {
+  return mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR;
+}
+
+// One claimed CQE retired on `qp`, up to `retired` (retired_by, from the WQE at `start`): its
+// first error kept, cons_idx raised (a plain update for the one poller, an atomic max for several)
+// and telemetry told the range. Every CQE is counted once as drained, through note_retired,
+// whether or not it retires anything new (an error CQE too: note_error counts only the error).
+template <typename Ordering, Sharing S>
+DISSECT_HD inline void retire_cqe(const nic::QpHandle& qp, const mlx5::mlx5_cqe64* cqe,
+                                  bool failed, uint64_t start, uint64_t retired) {
+  if (failed) record_cq_error(qp, cqe, start), note_error<Ordering, S>(qp);
+  nic::SendQueueState* state = qp.state;
+  if constexpr (S == Sharing::exclusive) {
+    const uint64_t from = retired > state->cons_idx ? state->cons_idx : retired;
+    note_retired<Ordering, S>(qp, from, retired);
+    if (retired > state->cons_idx) state->cons_idx = retired;
+  } else {
+    const uint64_t previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
+    note_retired<Ordering, S>(qp, retired > previous ? previous : retired, retired);
+  }
+}
+
+// One CQE of a shared CQ retired on `member`, the QP it names (poll_shared_cq). The member's
+// prod_idx is read as shared: its own thread may be posting.
 template <typename Ordering, Sharing S>
 DISSECT_HD inline void retire_shared_cqe(const nic::QpHandle& member, const mlx5::mlx5_cqe64* cqe,
                                          const CqeTail& tail) {
   uint64_t start = 0;
   const uint64_t retired = retired_by<Sharing::shared>(member, tail, &start);
-  if (mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR) {
-    record_cq_error(member, cqe, start), note_error<Ordering, S>(member);
-  }
-  nic::SendQueueState* state = member.state;
-  uint64_t previous = 0;
-  if constexpr (S == Sharing::exclusive) {
-    previous = state->cons_idx;
-    if (retired > previous) state->cons_idx = retired;
-  } else {
-    previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
-  }
-  note_retired<Ordering, S>(member, retired > previous ? previous : retired, retired);
+  retire_cqe<Ordering, S>(member, cqe, is_error_cqe(tail), start, retired);
 }
 
 // A CQ several QPs share (nic::CompletionQueue): consumes every CQE available now, each retiring
@@ -100,29 +142,22 @@ DISSECT_HD inline void retire_shared_cqe(const nic::QpHandle& member, const mlx5
 // cons_idx raised with an atomic max and its first error kept with a CAS.
 template <typename Ordering, Sharing S>
 DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
-  const nic::CqHandle& cq = qp.send_cq;
-  nic::SharedCqState* shared = cq.shared;
+  nic::SharedCqState* shared = qp.send_cq.shared;
   uint32_t consumed = 0;
   note_poll<Ordering, S>(qp);
   for (;;) {
-    const uint64_t ci = counter_load<S>(&shared->ci);
-    const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
-    const CqeTail tail = read_cqe_tail<Ordering>(cqe);
-    if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, cq.cqe_count)) return consumed;
-    const uint32_t qpn = cqe->sop_drop_qpn.value() & 0xffffff;  // after the tail's acquire
-    if constexpr (S == Sharing::exclusive) {
-      shared->ci = ci + 1;
-    } else if (!compare_exchange<Scope::gpu>(&shared->ci, ci, ci + 1)) {
-      continue;
-    }
+    const CqeAt at = cqe_at<Ordering, S>(qp.send_cq, &shared->ci);
+    if (!at.owned) return consumed;
+    const uint32_t qpn = at.cqe->sop_drop_qpn.value() & 0xffffff;  // after the tail's acquire
+    if (!claim_cqe<S>(&shared->ci, at.ci)) continue;
     ++consumed;
     // The QP polled is the member most CQEs name when its thread waits on it: no lookup. Two
     // calls rather than a pointer to either: a pointer to `qp` would put the caller's handle in
     // local memory, and every post of the kernel would read it from there (H200: +0.08 us issue).
     if (qpn == qp.qpn) {
-      retire_shared_cqe<Ordering, S>(qp, cqe, tail);
+      retire_shared_cqe<Ordering, S>(qp, at.cqe, at.tail);
     } else if (const nic::QpHandle* member = shared_cq_member(*shared, qpn)) {
-      retire_shared_cqe<Ordering, S>(*member, cqe, tail);
+      retire_shared_cqe<Ordering, S>(*member, at.cqe, at.tail);
     } else {  // a QP that left the CQ with CQEs still in it
       add_relaxed<Scope::gpu>(&shared->orphan_cqes, 1);
     }
@@ -134,32 +169,16 @@ DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
 template <typename Ordering, Sharing S>
 DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
   if (qp.send_cq.shared != nullptr) return poll_shared_cq<Ordering, S>(qp);
-  nic::SendQueueState* state = qp.state;
-  const nic::CqHandle& cq = qp.send_cq;
   uint32_t consumed = 0;
   note_poll<Ordering, S>(qp);
   for (;;) {
-    const uint64_t ci = counter_load<S>(&state->cq_ci);
-    const mlx5::mlx5_cqe64* cqe = &cq.cqes[ci & (cq.cqe_count - 1)];
-    const CqeTail tail = read_cqe_tail<Ordering>(cqe);
-    if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, cq.cqe_count)) return consumed;
+    const CqeAt at = cqe_at<Ordering, S>(qp.send_cq, &qp.state->cq_ci);
+    if (!at.owned) return consumed;
     uint64_t start = 0;
-    const uint64_t retired = retired_by<S>(qp, tail, &start);
-    const bool failed = mlx5::cqe_opcode(tail.op_own) == mlx5::MLX5_CQE_REQ_ERR;
-    if constexpr (S == Sharing::exclusive) {
-      state->cq_ci = ci + 1;
-      if (failed) record_cq_error(qp, cqe, start), note_error<Ordering, S>(qp);
-      // Every CQE is counted once as drained, through note_retired, whether or not it retires
-      // anything new (an error CQE too: note_error counts only the error).
-      const uint64_t from = retired > state->cons_idx ? state->cons_idx : retired;
-      note_retired<Ordering, S>(qp, from, retired);
-      if (retired > state->cons_idx) state->cons_idx = retired;
-    } else {
-      if (!compare_exchange<Scope::gpu>(&state->cq_ci, ci, ci + 1)) continue;
-      if (failed) record_cq_error(qp, cqe, start), note_error<Ordering, S>(qp);
-      const uint64_t previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
-      note_retired<Ordering, S>(qp, retired > previous ? previous : retired, retired);
-    }
+    const uint64_t retired = retired_by<S>(qp, at.tail, &start);
+    const bool failed = is_error_cqe(at.tail);
+    if (!claim_cqe<S>(&qp.state->cq_ci, at.ci)) continue;
+    retire_cqe<Ordering, S>(qp, at.cqe, failed, start, retired);
     ++consumed;
   }
 }

@@ -54,96 +54,86 @@ struct unordered {
   DISSECT_HD static T poll_load(T* p) { return plain_load(p); }
 };
 
-// One GPU-scope release fence after the WQE stores, then relaxed dbrec and doorbell stores
-// (DOCA GPUNetIO as bundled with NCCL GDAKI).
-struct gpu_fence {
-  static constexpr const char* name = "GPU-scope fence (DOCA, GDAKI)";
-  static constexpr const char* key = "gpu-fence";
+// The three shapes of Table 4's fenced rows, each at a scope S: the policies below are one of
+// them at GPU or at system scope (and their name). The poll load has the scope of the stores.
+//
+// fence_then_relaxed<S>: one release fence at S after the WQE stores, then a relaxed dbrec and a
+// relaxed system-scope doorbell store (a fence-release then a morally strong store synchronises
+// with the observer's acquire); with FENCED_DOORBELL a second fence at S before the doorbell.
+template <Scope S, bool FENCED_DOORBELL = false>
+struct fence_then_relaxed {
   DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    fence_release<Scope::gpu>();
+    fence_release<S>();
     plain_store(dbrec, v);
   }
   DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    if constexpr (FENCED_DOORBELL) fence_release<S>();
     store_relaxed<Scope::system>(db, v);
   }
   template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<S>(p); }
+};
+
+// release_stores<S>: the dbrec and the doorbell each a release store at S.
+template <Scope S>
+struct release_stores {
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) { store_release<S>(dbrec, v); }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) { store_release<S>(db, v); }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<S>(p); }
+};
+
+// sequential_fences<S>: a sequentially consistent fence at S (fence.sc) before the dbrec and
+// before the doorbell, each then a plain store.
+template <Scope S>
+struct sequential_fences {
+  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
+    fence_sequential<S>();
+    plain_store(dbrec, v);
+  }
+  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
+    fence_sequential<S>();
+    plain_store(db, v);
+  }
+  template <typename T>
+  DISSECT_HD static T poll_load(T* p) { return load_acquire<S>(p); }
+};
+
+// One GPU-scope release fence after the WQE stores, then relaxed dbrec and doorbell stores
+// (DOCA GPUNetIO as bundled with NCCL GDAKI).
+struct gpu_fence : fence_then_relaxed<Scope::gpu> {
+  static constexpr const char* name = "GPU-scope fence (DOCA, GDAKI)";
+  static constexpr const char* key = "gpu-fence";
 };
 
 // As gpu_fence, plus a second GPU-scope fence between the doorbell record and the doorbell.
-struct gpu_fence_fenced_dbrec {
+struct gpu_fence_fenced_dbrec : fence_then_relaxed<Scope::gpu, /*FENCED_DOORBELL=*/true> {
   static constexpr const char* name = "+ fenced doorbell record";
   static constexpr const char* key = "gpu-fence-dbrec";
-  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    fence_release<Scope::gpu>();
-    plain_store(dbrec, v);
-  }
-  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
-    fence_release<Scope::gpu>();
-    store_relaxed<Scope::system>(db, v);
-  }
-  template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
 };
 
 // GPU-scope release stores for the dbrec and the doorbell (DeepEP's st.release.gpu).
-struct gpu_release_store {
+struct gpu_release_store : release_stores<Scope::gpu> {
   static constexpr const char* name = "GPU-scope release store (DeepEP)";
   static constexpr const char* key = "gpu-release";
-  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    store_release<Scope::gpu>(dbrec, v);
-  }
-  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
-    store_release<Scope::gpu>(db, v);
-  }
-  template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
 };
 
 // __threadfence() (fence.sc.gpu) before the dbrec and before the doorbell (NVSHMEM's default).
-struct threadfence {
+struct threadfence : sequential_fences<Scope::gpu> {
   static constexpr const char* name = "__threadfence() (NVSHMEM)";
   static constexpr const char* key = "threadfence";
-  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    fence_sequential<Scope::gpu>();
-    plain_store(dbrec, v);
-  }
-  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
-    fence_sequential<Scope::gpu>();
-    plain_store(db, v);
-  }
-  template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::gpu>(p); }
 };
 
 // System-scope release stores (st.release.sys): correct for a NIC or engine outside the GPU.
-struct system_release_store {
+struct system_release_store : release_stores<Scope::system> {
   static constexpr const char* name = "System-scope release store";
   static constexpr const char* key = "system-release";
-  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    store_release<Scope::system>(dbrec, v);
-  }
-  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
-    store_release<Scope::system>(db, v);
-  }
-  template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
 };
 
 // __threadfence_system() (fence.sc.sys) before the dbrec and before the doorbell.
-struct system_fence {
+struct system_fence : sequential_fences<Scope::system> {
   static constexpr const char* name = "System-scope fence";
   static constexpr const char* key = "system-fence";
-  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    fence_sequential<Scope::system>();
-    plain_store(dbrec, v);
-  }
-  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
-    fence_sequential<Scope::system>();
-    plain_store(db, v);
-  }
-  template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
 };
 
 // gpu_fence at system scope: one system-scope release fence after the WQE stores, then a relaxed
@@ -151,18 +141,9 @@ struct system_fence {
 // (a host forwarder's acquire of the cpu-assisted mailbox, nic.h: fence-release then a morally
 // strong store synchronises with it), at one fence a doorbell where system_fence pays two. Not a
 // row of Table 4 (the paper's rows are below).
-struct system_release_fence {
+struct system_release_fence : fence_then_relaxed<Scope::system> {
   static constexpr const char* name = "System-scope release fence";
   static constexpr const char* key = "system-release-fence";
-  DISSECT_HD static void store_dbrec(uint32_t* dbrec, uint32_t v) {
-    fence_release<Scope::system>();
-    plain_store(dbrec, v);
-  }
-  DISSECT_HD static void store_doorbell(uint64_t* db, uint64_t v) {
-    store_relaxed<Scope::system>(db, v);
-  }
-  template <typename T>
-  DISSECT_HD static T poll_load(T* p) { return load_acquire<Scope::system>(p); }
 };
 
 // Calls f.template operator()<Policy>() for every policy, in Table 4's row order.
