@@ -6,7 +6,9 @@
 // `--sweep` runs every mini-gda row of Table 5, each labelled with its row. `--path gdaki` or
 // `--path nvshmem-ibgda` runs that library's own device code in its best configuration of Table
 // 5's note instead (peer_rate.h; with --sweep too), on the same QPs, with the same metrics.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,44 @@ const Table5Row TABLE5[] = {
     {nullptr, 16, 16, 16, 64, "exclusive", "cpu-assisted"},
 };
 
+// One entry of --telemetry: off is the bare submit path (a build without telemetry has the same
+// SASS); disabled has the hooks compiled in (gda::counted) and no slot, so each hook is one
+// untaken branch; N also attaches a counter block sampled 1 in N. Off against disabled is what
+// a user pays for a build that can turn telemetry on.
+struct TelemetryMode {
+  bool hooks = false;
+  uint32_t sample_interval = 0;  // 0: no slot
+  bool counted() const { return hooks; }
+  std::string label() const {
+    if (!hooks) return "off";
+    return sample_interval ? "N=" + std::to_string(sample_interval) : "disabled";
+  }
+};
+
+std::vector<TelemetryMode> parse_telemetry_modes(const std::string& list) {
+  std::vector<TelemetryMode> modes;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string word = list.substr(at, comma - at);
+    at = comma + 1;
+    if (word == "off" || word == "0") {
+      modes.push_back({false, 0});
+    } else if (word == "disabled") {
+      modes.push_back({true, 0});
+    } else {
+      char* end = nullptr;
+      const unsigned long n = word.empty() ? 0 : std::strtoul(word.c_str(), &end, 10);
+      if (word.empty() || *end != '\0' || n == 0 || n > (1u << 20) || (n & (n - 1)) != 0) {
+        throw InvalidArgument("--telemetry '" + word + "' in '" + list +
+                              "': each entry is off, disabled or a power of two N in [1, 2^20]");
+      }
+      modes.push_back({true, static_cast<uint32_t>(n)});
+    }
+  }
+  return modes;
+}
+
 std::string row_label(const RateConfig& c);
 
 std::string row_label_of(const Table5Row& row, const RateConfig& c) {
@@ -77,9 +117,12 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   c.payload_bytes = static_cast<uint32_t>(a.integer("size", 8, 1, 8, "payload of each write, bytes, from a register"));
   c.doorbell = a.choice("doorbell", "direct", {"direct", "cpu-assisted"},
                         "who rings: the GPU thread, or a host thread it hands the doorbell to");
-  // Telemetry off (0) and on at N = 1, 4, 16, 64 in one run: --telemetry 0,1,4,16,64.
-  const std::vector<uint64_t> telemetry = a.integers("telemetry", {0}, 0, 1u << 20,
-                                                           "telemetry sampling 1 in N per QP, a comma list crossed with every row; 0: off");
+  // Telemetry compiled out (off), compiled in with no slot (disabled), and sampled 1 in N, crossed
+  // with every row in one run: --telemetry off,disabled,1,4,16,64.
+  const std::vector<TelemetryMode> telemetry = parse_telemetry_modes(a.text(
+      "telemetry", "off",
+      "a comma list crossed with every row: off (hooks compiled out), disabled (hooks compiled in, "
+      "no slot), or N (hooks compiled in, every QP sampled 1 in N)"));
   c.messages_per_thread = static_cast<uint32_t>(a.integer("messages", 0, 0, 100'000'000,
                                                               "writes per thread and run; 0: about 2^22 in all"));
   c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384,
@@ -97,7 +140,7 @@ int run_gpu_rate(const Arguments& a, Report& report) {
     const RateConfig mini;
     if (c.threads != mini.threads || c.qps != mini.qps || c.ctas != mini.ctas ||
         c.batch != mini.batch || c.sharing != mini.sharing || c.doorbell != mini.doorbell ||
-        c.payload_bytes != mini.payload_bytes || telemetry.size() > 1 || telemetry[0] != 0) {
+        c.payload_bytes != mini.payload_bytes || telemetry.size() > 1 || telemetry[0].counted()) {
       throw InvalidArgument("--path " + c.path + " runs the library's own configuration (GDAKI: "
                             "8 threads on 1 QP; NVSHMEM: 16 QPs x 256 threads); --threads, --qps, "
                             "--ctas, --batch, --sharing, --doorbell, --size and --telemetry are "
@@ -118,13 +161,14 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   } else {
     points.emplace_back(row_label(c), c);
   }
-  if (telemetry.size() > 1 || telemetry[0] != 0) {
+  if (telemetry.size() > 1 || telemetry[0].counted()) {
     std::vector<std::pair<std::string, RateConfig>> crossed;
     for (const auto& [label, p] : points) {
-      for (uint64_t n : telemetry) {
+      for (const TelemetryMode& mode : telemetry) {
         RateConfig t = p;
-        t.telemetry = static_cast<uint32_t>(n);
-        crossed.emplace_back(label + (n ? ", telemetry N=" + std::to_string(n) : ", telemetry off"), t);
+        t.telemetry = mode.sample_interval;
+        t.telemetry_hooks = mode.counted();
+        crossed.emplace_back(label + ", telemetry " + mode.label(), t);
       }
     }
     points = crossed;

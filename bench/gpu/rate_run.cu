@@ -237,7 +237,7 @@ RunOutcome run_once(const RateConfig& c) {
     q.write_bytes(q.host_targets()[j].src, pattern.data(), pattern.size());
   }
   const void* kernel =
-      kernel_of(sharing_of(c.sharing), nic::doorbell_path_from_string(c.doorbell), c.telemetry != 0);
+      kernel_of(sharing_of(c.sharing), nic::doorbell_path_from_string(c.doorbell), c.telemetry_hooks);
   q.start({kernel}, "gpu-rate kernel");
   const uint32_t m = messages_per_thread(c, c.messages_per_thread);
   const uint32_t warm = messages_per_thread(c, std::max<uint32_t>(m / 8, 1));
@@ -294,7 +294,7 @@ RateConfig peer_rate_config(const RateConfig& base) {
 void check_rate_config(const RateConfig& c) {
   if (peer_path(c)) {
     peer_library(c.path);
-    refuse(c.payload != "value" || c.payload_bytes != 8 || c.doorbell != "direct" || c.telemetry != 0,
+    refuse(c.payload != "value" || c.payload_bytes != 8 || c.doorbell != "direct" || c.telemetry_hooks,
            "--path " + c.path + ": 8 B inline puts from a register, direct doorbells, no telemetry");
     refuse(c.path == "gdaki" && RATE_SLOTS % (c.threads / c.qps) != 0,
            "--path gdaki: the QP's threads divide " + std::to_string(RATE_SLOTS));
@@ -342,6 +342,8 @@ void check_rate_config(const RateConfig& c) {
   refuse(p == RatePayload::value && c.payload_bytes > 8,
          "--payload value: at most 8 B from a register, not " + std::to_string(c.payload_bytes));
   refuse(c.payload_bytes == 0, "--size 0");
+  refuse(c.telemetry != 0 && !c.telemetry_hooks,
+         "--telemetry N=" + std::to_string(c.telemetry) + ": a slot needs the hooks compiled in");
   refuse(c.telemetry != 0 && (c.telemetry & (c.telemetry - 1)) != 0,
          "--telemetry " + std::to_string(c.telemetry) + ": the sample interval N is a power of two");
   // Room must come back while a reclamation period is still being posted.
@@ -382,7 +384,8 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
              {"sq_wqebbs", std::to_string(c.sq_wqebbs)},
              {"doorbell", c.doorbell},
              {"telemetry", c.telemetry ? "N=" + std::to_string(c.telemetry) + " (hooks compiled in)"
-                                       : std::string("off (hooks compiled out: gda::counted not used)")},
+                           : c.telemetry_hooks ? std::string("disabled (hooks compiled in, no slot)")
+                                               : std::string("off (hooks compiled out: gda::counted not used)")},
              {"ordering", peer_path(c) ? "the library's own fences"
                           : nic::doorbell_path_from_string(c.doorbell) == nic::DoorbellPath::cpu_assisted
                               ? CpuAssistedPolicy::key

@@ -24,7 +24,8 @@ struct RateConfig {
   std::string payload = "value";      // value (<= 8 B, from a register) | inline | pointer
   uint32_t payload_bytes = 8;
   std::string doorbell = "direct";    // direct | cpu-assisted (a host thread rings: nic.h)
-  uint32_t telemetry = 0;             // 0: off (no slot); N: every QP sampled 1 in N
+  uint32_t telemetry = 0;             // 0: no slot; N: every QP sampled 1 in N (needs the hooks)
+  bool telemetry_hooks = false;       // the kernel with gda::counted: telemetry compiled in
   uint32_t messages_per_thread = 0;   // 0: about 2^22 messages in all
   uint32_t signal_period = 0;         // messages per signalled WQE; 0: 64 rounded to the batch
   uint32_t sq_wqebbs = 4096;

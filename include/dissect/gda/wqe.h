@@ -145,8 +145,8 @@ DISSECT_HD inline uint32_t payload_word(const uint8_t* in, uint32_t at, uint32_t
 }
 
 // Payload bytes [16 block, 16 block + 16) as four words in memory order, zero past `length`:
-// padding the NIC ignores, zeroed so that a WQE is deterministic. A word at a time (the aligned
-// device path, write_inline_payload_aligned, loads 16 B at once).
+// padding the NIC ignores, zeroed so that a WQE is deterministic. A word at a time (a 16-byte-
+// aligned payload goes through write_inline_payload_aligned, which loads 16 B at once).
 DISSECT_HD inline PayloadBlock load_payload_block(const uint8_t* in, uint32_t block, uint32_t length,
                                                   bool aligned4) {
   PayloadBlock out{};
@@ -160,15 +160,12 @@ DISSECT_HD inline PayloadBlock load_payload_block(const uint8_t* in, uint32_t bl
 // Chunk 0 holds the header and payload bytes 0..11; chunk c > 0 holds bytes 12 + 16 (c - 1) on,
 // i.e. the last word of payload block c - 1 and the first three of block c. Blocks are loaded
 // INLINE_LOAD_GROUP at a time before their chunks are stored, so a payload costs one memory round
-// trip per group rather than one per word (Figure 3a's slope is this copy): 16 blocks, 256 B,
-// cover the paper's 220 B in one round trip (measured on the H200 with groups of 8: 0.12 us per
-// 16 B, two round trips for 220 B).
+// trip per group rather than one per word: 16 blocks, 256 B, cover the paper's 220 B at once.
 inline constexpr uint32_t INLINE_LOAD_GROUP = 16;
 
-// Chunk `c` of the segment from the carry word and payload block `b` (gda layout above).
+// Chunk `c` of the segment, four words in memory order, stored at once (st.v4 on the device).
 DISSECT_HD inline void store_inline_chunk(const nic::QpHandle& qp, uint64_t index, uint32_t c,
-                                          uint32_t carry, const PayloadBlock& b) {
-  const uint32_t words[4] = {carry, b.w[0], b.w[1], b.w[2]};
+                                          const uint32_t (&words)[4]) {
   Segment s;
 #if defined(__CUDA_ARCH__)
   *reinterpret_cast<int4*>(&s) = make_int4(words[0], words[1], words[2], words[3]);
@@ -178,47 +175,70 @@ DISSECT_HD inline void store_inline_chunk(const nic::QpHandle& qp, uint64_t inde
   store_segment(qp.sq.segment(index, 2 + c), s);
 }
 
+// Zeroes the bytes of chunk words `w` past the segment's `valid` bytes (header and payload):
+// padding the NIC ignores, zeroed so that a WQE is deterministic. Only the last chunk has any
+// (little-endian: a word's low bytes come first in memory).
+DISSECT_HD inline void zero_past_segment_end(uint32_t (&w)[4], int valid) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int kept = valid - 4 * j;
+    w[j] = kept <= 0 ? 0u : kept >= 4 ? w[j] : w[j] & ((1u << (8 * kept)) - 1u);
+  }
+}
+
+// Payload block `block` of a 16-byte-aligned payload: one 16-byte load (ld.v4 on the device).
+DISSECT_HD inline PayloadBlock load_aligned_block(const uint8_t* in, uint32_t block) {
 #if defined(__CUDA_ARCH__)
-// A 16-byte-aligned payload on the device: every block of a group is loaded by a predicated
-// 16-byte load before any is used, so the group costs one round trip. (Loads behind a branch
-// each were used before the next was issued: 0.19 us per 16 B from L2 on the H200.)
-__device__ inline void write_inline_payload_aligned(const nic::QpHandle& qp, uint64_t index,
-                                                    const uint4* in, uint32_t length) {
+  const uint4 v = reinterpret_cast<const uint4*>(in)[block];
+  return PayloadBlock{{v.x, v.y, v.z, v.w}};
+#else
+  PayloadBlock b;
+  std::memcpy(&b, in + 16 * size_t{block}, sizeof b);
+  return b;
+#endif
+}
+
+// A 16-byte-aligned payload: every block of a group is loaded by a predicated 16-byte load before
+// any is used, so the group costs one round trip (loads behind a branch each were used before the
+// next was issued: 0.19 us per 16 B from L2 on the H200). Each chunk is then one 16-byte store
+// with no per-word work: only the last chunk can end inside a block, so only it is masked. (A
+// per-word mask with its branches on every chunk was 68 SASS instructions a chunk, the 0.12 us
+// per 16 B of Figure 3a's slope measured on the H200; the block's bytes past `length` are read
+// but never stored, and they lie in the same aligned 16 B as the payload's last byte.)
+DISSECT_HD inline void write_inline_payload_aligned(const nic::QpHandle& qp, uint64_t index,
+                                                    const uint8_t* in, uint32_t length) {
   const uint32_t chunks = mlx5::inline_ds(length);
   const uint32_t blocks = (length + 15) / 16;
   uint32_t carry = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
   for (uint32_t group = 0; group < chunks; group += INLINE_LOAD_GROUP) {
-    uint4 raw[INLINE_LOAD_GROUP];
+    PayloadBlock raw[INLINE_LOAD_GROUP];
 #pragma unroll
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      raw[k] = group + k < blocks ? in[group + k] : make_uint4(0, 0, 0, 0);
+      raw[k] = group + k < blocks ? load_aligned_block(in, group + k) : PayloadBlock{};
     }
 #pragma unroll
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      if (group + k >= chunks) break;
-      PayloadBlock b{{raw[k].x, raw[k].y, raw[k].z, raw[k].w}};
-      const uint32_t first = 16 * (group + k);
-      for (uint32_t w = 0; w < 4; ++w) {  // zero past `length` (little-endian: low bytes first)
-        const uint32_t at = first + 4 * w;
-        b.w[w] = at >= length ? 0 : (at + 4 > length ? b.w[w] & ((1u << (8 * (length - at))) - 1) : b.w[w]);
-      }
-      store_inline_chunk(qp, index, group + k, carry, b);
-      carry = b.w[3];
+      const uint32_t c = group + k;
+      if (c >= chunks) break;
+      uint32_t w[4] = {carry, raw[k].w[0], raw[k].w[1], raw[k].w[2]};
+      const int valid = static_cast<int>(4 + length) - static_cast<int>(16 * c);
+      if (valid < 16) zero_past_segment_end(w, valid);
+      store_inline_chunk(qp, index, c, w);
+      carry = raw[k].w[3];
     }
   }
 }
-#endif
 
+// Any other payload: a word at a time where it is 4-byte aligned, bytes otherwise; zero past
+// `length` as it is loaded.
 DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t index,
                                             const void* payload, uint32_t length) {
   const uint8_t* in = static_cast<const uint8_t*>(payload);
   const uintptr_t address = reinterpret_cast<uintptr_t>(in);
-#if defined(__CUDA_ARCH__)
   if ((address & 15) == 0) {
-    write_inline_payload_aligned(qp, index, reinterpret_cast<const uint4*>(in), length);
+    write_inline_payload_aligned(qp, index, in, length);
     return;
   }
-#endif
   const bool aligned4 = (address & 3) == 0;
   const uint32_t chunks = mlx5::inline_ds(length);
   uint32_t carry = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
@@ -228,7 +248,8 @@ DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t in
       blocks[k] = load_payload_block(in, group + k, length, aligned4);
     }
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP && group + k < chunks; ++k) {
-      store_inline_chunk(qp, index, group + k, carry, blocks[k]);
+      const uint32_t w[4] = {carry, blocks[k].w[0], blocks[k].w[1], blocks[k].w[2]};
+      store_inline_chunk(qp, index, group + k, w);
       carry = blocks[k].w[3];
     }
   }

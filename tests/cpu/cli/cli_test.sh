@@ -30,7 +30,8 @@ if "$dissect" list | grep -qx gpu-rate; then
   expect_error "one thread per QP, not 32" gpu-rate --threads 32 --sharing exclusive
   expect_error "whole warps per QP, not 16" gpu-rate --threads 16 --sharing cooperative
   expect_error "is not a multiple of --ctas" gpu-rate --threads 16 --qps 2 --ctas 4
-  expect_error "sample interval N is a power of two" gpu-rate --telemetry 0,3
+  expect_error "each entry is off, disabled or a power of two N" gpu-rate --telemetry 0,3
+  expect_error "'disable' in 'off,disable'" gpu-rate --telemetry off,disable
   expect_error "each thread drives --qps / --threads QPs alone" gpu-rate --threads 2 --qps 4 --sharing shared
   expect_error "--qps item 0 is out of range" gpu-completion-scope --qps 1,0
   expect_error "'x'" nic-ceiling --qps 1,x

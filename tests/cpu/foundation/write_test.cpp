@@ -68,6 +68,37 @@ TEST(Write, EveryInlineSizeUpToTheLimit) {
   }
 }
 
+// A 16-byte-aligned payload is copied a block at a time, reading past its last byte up to the end
+// of that block: those bytes must never reach the WQE. Every length builds the same segment from
+// an aligned source followed by 0xff as from an unaligned copy of it (the word/byte path).
+TEST(Write, InlineSegmentIsTheSameFromAlignedAndUnalignedSources) {
+  dissect::nic::QpAttributes attributes;
+  attributes.max_inline = 220;
+  Loopback lb(attributes, 4096);
+  const auto qp = lb.qp();
+  alignas(16) uint8_t aligned[256 + 16];
+  uint8_t unaligned_storage[256 + 16];
+  uint8_t* unaligned = unaligned_storage + 1;
+  for (uint32_t length = 0; length <= qp.max_inline; ++length) {
+    std::memset(aligned, 0xff, sizeof aligned);
+    fill_pattern(aligned, length, length);
+    std::memcpy(unaligned, aligned, length);
+    const uint32_t segment_bytes = 16 * dissect::mlx5::inline_ds(length);
+    std::vector<uint8_t> from_aligned(segment_bytes), from_unaligned(segment_bytes);
+    for (auto [source, out] : {std::pair{static_cast<const uint8_t*>(aligned), &from_aligned},
+                               std::pair{static_cast<const uint8_t*>(unaligned), &from_unaligned}}) {
+      gda::write_inline_payload(qp, 0, source, length);
+      for (uint32_t c = 0; c < segment_bytes / 16; ++c) {
+        std::memcpy(out->data() + 16 * c, qp.sq.segment(0, 2 + c), 16);
+      }
+    }
+    ASSERT_EQ(from_aligned, from_unaligned) << "inline segment of " << length << " bytes";
+    for (uint32_t b = 4 + length; b < segment_bytes; ++b) {
+      ASSERT_EQ(from_aligned[b], 0) << "padding byte " << b << " of a " << length << " B payload";
+    }
+  }
+}
+
 TEST(Write, WithImmediateDeliversTheImmediateAfterThePayload) {
   dissect::nic::QpAttributes attributes;
   attributes.rq_wqes = 16;
