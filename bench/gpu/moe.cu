@@ -151,6 +151,13 @@ std::unique_ptr<bs::Bootstrap> join_launch(Config& c, int devices) {
   return group;
 }
 
+// Who numbered the ranks: the launch variables the environment bootstrap read, or MPI.
+std::string rank_source(const bs::Bootstrap* group) {
+  if (group == nullptr) return "";
+  if (group->kind() != "environment") return "MPI_COMM_WORLD";
+  return bs::to_string(bs::read_launch_environment().source);
+}
+
 uint32_t distinct(const std::vector<std::string>& gpus) {
   std::vector<std::string> sorted = gpus;
   std::sort(sorted.begin(), sorted.end());
@@ -239,8 +246,8 @@ int run_moe(const Arguments& a, Report& report) {
                   std::to_string(outputs) + " outputs checked");
   }
   const auto env = environment(rig, c);
-  Launch launch{processes, group ? group->kind() : "", group ? static_cast<uint32_t>(group->world_size()) : 1u,
-                distinct(rig.gpus())};
+  Launch launch{processes, group ? group->kind() : "", rank_source(group.get()),
+                group ? static_cast<uint32_t>(group->world_size()) : 1u, distinct(rig.gpus())};
   rig.shut_down();
   if (group && group->rank() != 0) {
     report.set_served("moe: rank " + std::to_string(group->rank()) + " of " + std::to_string(group->world_size()) +

@@ -89,7 +89,8 @@ Result phase_result(const Config& c, const Launch& launch, const char* phase, co
       : "CUDA events around one kernel of every rank, L2 flushed (256 MB) before it; "
         "issue share from globaltimer stamps";
   r.knobs = {{"phase", phase}, {"transport", gpu::to_string(c.rig.transport)},
-             {"launch", launch.processes ? "one rank per process (" + launch.bootstrap + " bootstrap, CUDA IPC arenas)"
+             {"launch", launch.processes ? "one rank per process (" + launch.bootstrap + " bootstrap, ranks from " +
+                                               launch.rank_source + ", CUDA IPC arenas)"
                                          : std::string("every rank in one process")},
              {"ordering", gda ? "gpu-release-store" : "tuned handoff, shared rings"},
              {"hidden", std::to_string(s.hidden)}, {"top_k", std::to_string(s.top_k)},

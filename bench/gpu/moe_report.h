@@ -16,6 +16,7 @@ namespace dissect::bench::moe_report {
 struct Launch {
   bool processes = false;        // one rank per process
   std::string bootstrap;         // "environment" or "mpi"; empty in one process
+  std::string rank_source;       // who numbered the ranks: "DISSECT_RANK", "Open MPI (...)", "MPI_COMM_WORLD"
   uint32_t processes_count = 1;  // processes of the launch
   uint32_t distinct_gpus = 1;    // GPUs the ranks ran on
   std::string short_text() const;  // "1 process", "8 processes (environment)"

@@ -35,19 +35,22 @@ run_env() {
   wait
 }
 
-# Rank 0's JSON: one rank per process, the launch in the label, validated; no other rank's JSON.
+# Rank 0's JSON: one rank per process numbered by one of $1 ('|'-separated), the launch in the
+# label, validated; no other rank's JSON.
 check_json() {
+  local source=$1
   for ((rank = 1; rank < n; rank++)); do
     if [[ -e $dir/moe.$rank.json ]]; then echo "FAIL: rank $rank wrote a JSON"; return 1; fi
   done
-  python3 - "$dir/moe.0.json" "$n" <<'PY'
+  python3 - "$dir/moe.0.json" "$n" "$source" <<'PY'
 import json, sys
-doc = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+doc = json.load(open(sys.argv[1])); n = int(sys.argv[2]); source = sys.argv[3]
 results = [r for r in doc["results"] if r["experiment"] == "moe"]
 assert len(results) == 2, f"{len(results)} moe results"
 for r in results:
     knobs = r["knobs"]
     assert knobs["launch"].startswith("one rank per process"), knobs["launch"]
+    assert any(f"ranks from {one}" in knobs["launch"] for one in source.split("|")), knobs["launch"]
     assert f"{n} processes" in r["label"], r["label"]
     assert r["pe_layout"].startswith(f"{n} PEs, {n} processes"), r["pe_layout"]
     assert r["payload_validated"] is True, f"{r['label']}: not validated: {knobs.get('note')}"
@@ -67,7 +70,7 @@ case $launcher in
       rc=$(cat "$dir/rc.$rank" 2>/dev/null || echo lost)
       if [[ $rc != 0 ]]; then echo "FAIL: rank $rank exited $rc"; exit 1; fi
     done
-    check_json || exit 1
+    check_json DISSECT_RANK || exit 1
     ;;
   mpirun)
     if ! command -v mpirun >/dev/null; then echo "no mpirun on PATH: skipped"; exit 77; fi
@@ -80,7 +83,7 @@ case $launcher in
     cat "$dir/mpirun.log"
     if grep -q "no CUDA device: skipped" "$dir/mpirun.log"; then exit 77; fi
     if [[ $rc != 0 ]]; then echo "FAIL: mpirun exited $rc"; exit 1; fi
-    check_json || exit 1
+    check_json "Open MPI|MPI_COMM_WORLD" || exit 1  # the environment bootstrap, or MPI's in a build with it
     ;;
   missing)
     run_env $((n - 1)) 5
