@@ -5,7 +5,7 @@
 //
 // Caller: the thread that reserved `index` (gda/submit.h). Nothing here orders, publishes or
 // counts: each builder returns what it wrote (PostNote), which a submit path whose policy counts
-// telemetry hands to note_post (gda/telemetry_hooks.h), so each WQE is counted once whichever path
+// telemetry hands to note_post (nic/telemetry_policy.h), so each WQE is counted once whichever path
 // built it: mini-gda's put*() or a proxy worker.
 #pragma once
 
@@ -14,9 +14,9 @@
 #include <cstring>
 #endif
 
+#include "dissect/gda/ordering.h"
 #include "dissect/mlx5/ring.h"
 #include "dissect/mlx5/wqe.h"
-#include "dissect/gda/telemetry_hooks.h"
 #include "dissect/nic/handles.h"
 
 namespace dissect::gda {
