@@ -80,7 +80,7 @@ struct DcRig {
   DcRoute route;
 };
 
-inline DcRig make_dc_rig(PePair& pair, const GpuExperimentConfig& config) {
+inline DcRig make_dc_rig(PePair& pair, const PePairConfig& config) {
   for (auto& n : pair.nics) n->stop();
   DcRig rig;
   nic::DctAttributes target;
@@ -100,7 +100,7 @@ inline DcRig make_dc_rig(PePair& pair, const GpuExperimentConfig& config) {
 
 // `config.runs` runs of dc_put_latency_kernel, each on a fresh PE pair; fills `result`.
 template <typename Policy, Payload P>
-void measure_dc_put_latency(const GpuExperimentConfig& config, gpu::Measurement& result) {
+void measure_dc_put_latency(const PePairConfig& config, gpu::Measurement& result) {
   gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     const DcRig rig = make_dc_rig(pair, config);

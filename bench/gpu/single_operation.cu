@@ -84,7 +84,7 @@ __global__ void round_trip_kernel(nic::QpHandle qp, RoundTripSide side, OpCount 
 }
 
 template <typename Policy, bool Inline>
-void measure_round_trip(const GpuExperimentConfig& config, gpu::Measurement& result) {
+void measure_round_trip(const PePairConfig& config, gpu::Measurement& result) {
   gpu::TimedMetric rtt{"round trip", {}, {}, {}};
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
@@ -123,7 +123,7 @@ void measure_round_trip(const GpuExperimentConfig& config, gpu::Measurement& res
 }
 
 template <typename Policy>
-void single_operation_with(const GpuExperimentConfig& config,
+void single_operation_with(const PePairConfig& config,
                            std::vector<gpu::Measurement>& out) {
   for (const bool is_inline : {true, false}) {
     const char* variant = is_inline ? "inline" : "pointer";
@@ -154,7 +154,7 @@ void single_operation_with(const GpuExperimentConfig& config,
 // --transport dc: the inline and pointer puts again from a DCI (dc_latency.cuh), each row beside
 // the RC row of the same payload (out[0] inline, out[1] pointer: counters in registers, as here).
 template <typename Policy>
-void dc_single_operation_with(const GpuExperimentConfig& config, std::vector<gpu::Measurement>& out) {
+void dc_single_operation_with(const PePairConfig& config, std::vector<gpu::Measurement>& out) {
   for (const bool is_inline : {true, false}) {
     const std::string variant = std::string("dc ") + (is_inline ? "inline" : "pointer") + ", " + config.dc_av + " AV";
     gpu::Measurement r = base_result(config, "latency", variant, Policy::key, 8, is_inline);
@@ -173,7 +173,7 @@ namespace {
 // Row i's transport knobs; a DC row also gets its put+completion above the RC row of its payload
 // (measured in this call) and the profile's DC connect with where its value comes from.
 void label_transport(std::vector<Result>& results, const std::vector<gpu::Measurement>& rows,
-                     const GpuExperimentConfig& config) {
+                     const PePairConfig& config) {
   const softnic::TimingProfile profile = softnic::timing_profile(config.nic_profile);
   for (size_t i = 0; i < results.size(); ++i) {
     const bool dc = rows[i].variant.rfind("dc ", 0) == 0;
@@ -200,14 +200,14 @@ void label_transport(std::vector<Result>& results, const std::vector<gpu::Measur
 }
 
 template <typename Policy>
-std::vector<gpu::Measurement> single_operation_rows(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> single_operation_rows(const PePairConfig& config) {
   std::vector<gpu::Measurement> out;
   gpu::single_operation_with<Policy>(config, out);
   if (config.transport == "dc") gpu::dc_single_operation_with<Policy>(config, out);
   return out;
 }
 
-std::vector<Result> run_single_operation(const GpuExperimentConfig& config) {
+std::vector<Result> run_single_operation(const PePairConfig& config) {
   if (config.path != "mini-gda") return to_results(run_peer_single_operation(config), config);  // --path
   // Per ordering: inline and pointer, each a put and a round trip, then both with counters in
   // memory; with --transport dc the DCI's inline and pointer puts after them.
