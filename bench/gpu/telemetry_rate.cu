@@ -123,7 +123,7 @@ std::string check_block(const telemetry::QpCounters& c, uint64_t sent) {
 }
 
 template <typename Policy>
-std::vector<gpu::Measurement> measure(const GpuExperimentConfig& config) {
+std::vector<gpu::Measurement> measure(const PePairConfig& config) {
   const uint64_t messages = uint64_t{config.iterations} * 256 / BATCH * BATCH;
   const uint64_t warmup = uint64_t{config.warmup} * BATCH;
   Variant variants[] = {{"compiled out", 0, false}, {"off", 0, true}, {"N=1", 1, true},
@@ -212,7 +212,7 @@ std::vector<gpu::Measurement> measure(const GpuExperimentConfig& config) {
 
 namespace {
 
-std::vector<Result> run_gpu_telemetry_rate(const GpuExperimentConfig& config) {
+std::vector<Result> run_gpu_telemetry_rate(const PePairConfig& config) {
   if (gpu::engine_needs_system_scope(config)) {
     return to_results(gpu::measure<gda::ordering::system_release_store>(config), config);
   }

@@ -67,10 +67,6 @@ struct PePairConfig {
   GpuProgress progress;
 };
 
-// The former name, kept only for bench/gpu/single_operation.cu, telemetry_rate.cu and
-// dc_latency.cuh while other changes edit them: remove once they say PePairConfig.
-using GpuExperimentConfig = PePairConfig;
-
 // --raw: the harness keeps every run's samples in gpu::TimedMetric::samples_ns (process-wide, as the CPU
 // experiments' set_keep_raw_samples; off by default: a run can hold millions of samples).
 void set_keep_gpu_samples(bool keep);
