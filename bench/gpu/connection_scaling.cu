@@ -9,9 +9,10 @@
 // each write and claims the responder's pipe for its receive processing (engine/connection_state.h).
 // Each row carries the rate, the profile, the cache size, the misses per message on A, and the
 // model's own prediction for the point (model_rate below: what the profile alone allows, so a
-// measured rate far below it is the engine's, not the model's). RC only: the GPU softnic serves DC
-// (docs/dc.md), but this rig's DC side (DCIs to every peer's DCTs, Figure 10b) is not written; the
-// DC side of the model is tested on the host softnic (tests/cpu/softnic/connection_state_test.cpp).
+// measured rate far below it is the engine's, not the model's).
+// --transport rc,dc (or dc): Figure 10b, rate against connections per NIC with 256-write bursts,
+// send only: RC through the rig above (one RC QP a connection), DC through A's DCIs to that many
+// DCTs on the peers (measure_dc below; docs/dc.md, "Figure 10b").
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -53,6 +54,7 @@ struct Config {
   uint64_t messages = 1u << 22;  // at least this many per direction per run
   uint32_t engine_ctas = 16, peer_engine_ctas = 2, engine_warps = 8;
   uint32_t runs = 1;
+  uint32_t dcis = 64;  // --transport dc: A's DCIs (the paper's 1,984 DCI-peer pairs: 64 x 31 peers)
 };
 
 // One QP that writes: where, and who owns its progress (one submitter thread).
@@ -351,24 +353,376 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
   return r;
 }
 
+// ---- Figure 10b's DC rows (--transport dc): A's DCIs, each visit a burst to one DCT ----
+//
+// NIC A holds `dcis` DCIs, one submitter thread each (a DCI's bursts are never interleaved with
+// another thread's); the `connections` destinations are DCTs, DCT j on peer NIC 1 + j % peers.
+// DCI t's visit v is a burst of `visit` 8 B inline writes (compact AV, 32 a doorbell) to DCT
+// (t + v) % connections, so over a cycle every DCI visits every DCT: DCIs x connections DCI-peer
+// pairs (the paper's x axis). What the softnic executes for it (engine/connection_state.h
+// dc_connection_state, engine/dc_timing.h pace_dc_write): the DCI's context in A's cache (a new
+// destination re-installs it: a send miss), the DCT's per-initiator responder state in the
+// target NIC's cache (dc_responder_key: one context per DCI-DCT pair, the receive-side context),
+// the pipes, and the DC connect (dc_connect_ns) when a DCI changes DCT or was idle.
+
+// One DCT as a DCI's thread reaches it: its AV, and where DCI t's slots are in the target buffer.
+struct DcSlotRoute {
+  gda::DcDestination to;
+  uint8_t* base;  // DCI t's SLOTS x 8 B start at base + t * SLOTS * 8
+  uint32_t rkey;
+};
+
+DISSECT_HD inline uint8_t* dc_slot(const DcSlotRoute& route, uint32_t dci, uint32_t write) {
+  return route.base + (size_t{dci} * SLOTS + write % SLOTS) * 8;
+}
+
+// Thread t drives DCI t alone: `visits` bursts of `visit` writes, destinations cycled, then quiets.
+__global__ void dc_submit_kernel(const nic::QpHandle* dcis, uint32_t count, const DcSlotRoute* routes,
+                                 uint32_t destinations, uint32_t visits, uint32_t visit, Span* spans) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= count) return;
+  const nic::QpHandle dci = dcis[t];
+  const uint32_t batch = visit < BATCH ? visit : BATCH;
+  gda::Status s = gda::Status::ok;
+  const unsigned long long start = now_ns();
+  for (uint32_t v = 0; v < visits && s == gda::Status::ok; ++v) {
+    const DcSlotRoute route = routes[(t + v) % destinations];
+    for (uint32_t w = 0; w < visit && s == gda::Status::ok; w += batch) {
+      uint64_t end = 0;
+      s = gda::post_batch<Policy, gda::Sharing::exclusive>(
+          dci, visit - w < batch ? visit - w : batch, gda::dc_value_wqebbs(gda::AvForm::compact, 8),
+          gda::Completion::signaled, &end, [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion c) {
+            const uint32_t m = w + i;
+            return gda::write_dc_write_value_wqe(q, index, route.to, gda::AvForm::compact,
+                                                 value_of(uint64_t{v} * visit + m, t), 8,
+                                                 reinterpret_cast<uint64_t>(dc_slot(route, t, m)), route.rkey, c);
+          });
+    }
+  }
+  if (s == gda::Status::ok) s = gda::quiet<Policy, gda::Sharing::exclusive>(dci);
+  spans[t] = Span{start, now_ns(), static_cast<uint32_t>(s), 0};
+}
+
+// What the model the softnic executes allows a DC point, and what bounds it.
+struct DcPrediction {
+  double pipes = 0;   // the pipes with the connection-state model's misses (0: no pipe cost)
+  double engine = 0;  // the softnic's one-at-a-time DC execution (0: no profile, nothing waited)
+  double ceiling() const {
+    if (pipes > 0 && engine > 0) return std::min(pipes, engine);
+    return pipes > 0 ? pipes : engine;
+  }
+};
+
+// The pipes: A pays a sent message, a send miss at each visit's first WQE (the new destination
+// re-installs the DCI's context) and on the rest as often as another active DCI holds its slot;
+// a target NIC pays a received message, and a receive miss at a visit's first WQE as often as the
+// cycled DCI-DCT pairs of that NIC evict each other (miss_fraction, as for RC's QPs) and on the
+// rest as often as the DCIs active there at once do. A's traffic spreads over `far` targets.
+// The engine: a DC WQE runs alone in its engine warp and waits there for its CQE time
+// (execute_dc_write: wait_until(data_ready + data_to_cqe_ns)), so a DCI executes at most one
+// write per data_to_cqe_ns, and DCIs beyond A's engine warps share warps (DCI i on warp i % warps).
+// The connect and the doorbell latency wait from the doorbell and mostly hide behind earlier WQEs
+// of the burst; they are not in the bound, which is why it is a ceiling.
+DcPrediction model_rate_dc(const softnic::TimingProfile& p, uint32_t connections, uint32_t dcis,
+                           uint32_t visit, const Config& c) {
+  DcPrediction out;
+  if (p.enabled == 0) return out;
+  const double far = std::min<double>(c.peers, connections), b = visit;
+  double sent = softnic::pipe_ns(p, 1, 8), received = 0;
+  if (softnic::connection_model(p)) {
+    const double n = p.qp_cache_entries;
+    const double first = 1 / b, rest = 1 - first;
+    sent += p.send_context_miss_ns * (first + rest * miss_fraction(dcis, n));
+    const double pairs = double(dcis) * connections / far, active = std::max(1.0, dcis / far);
+    received = (p.receive_message_rate_mps > 0 ? 1e3 / p.receive_message_rate_mps : 0) +
+               p.receive_context_miss_ns * (first * miss_fraction(pairs, n) + rest * miss_fraction(active, n));
+  }
+  const double per_message = std::max(sent, received / far);
+  if (per_message > 0) out.pipes = 1e3 / per_message;
+  if (p.data_to_cqe_ns > 0) {
+    out.engine = std::min<double>(dcis, double(c.engine_ctas) * c.engine_warps) * 1e3 / p.data_to_cqe_ns;
+  }
+  return out;
+}
+
+// The NICs, DCIs, DCTs and buffers of one DC point, made before any engine starts.
+struct DcRig {
+  std::vector<std::unique_ptr<softnic::SoftNic>> nics;  // 0: A, the DCIs' NIC; 1..far: the DCTs'
+  std::vector<std::unique_ptr<nic::ProtectionDomain>> pds;
+  std::vector<uint8_t*> buffers;  // a target NIC's slots: its DCTs in turn, each dcis x SLOTS x 8 B
+  std::vector<nic::MemoryRegion> mrs;
+  std::vector<std::unique_ptr<nic::DcTarget>> dcts;  // DCT j on NIC 1 + j % far
+  std::vector<std::unique_ptr<nic::QueuePair>> dcis;
+  std::vector<DcSlotRoute> routes;
+  nic::QpHandle* device_dcis = nullptr;
+  DcSlotRoute* device_routes = nullptr;
+  Span* spans = nullptr;
+  cudaStream_t stream = nullptr;
+  ~DcRig() {
+    for (auto& n : nics) n->stop();
+    dcis.clear();  // before the DCTs: a DCT that goes pauses every NIC that still has DCIs
+    dcts.clear();
+    cudaFree(device_dcis);
+    cudaFree(device_routes);
+    cudaFree(spans);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+std::unique_ptr<DcRig> make_dc_rig(const Config& c, uint32_t connections) {
+  auto rig = std::make_unique<DcRig>();
+  const uint32_t far = std::min(c.peers, connections);
+  const uint32_t per_far = (connections + far - 1) / far;  // DCTs on one target NIC, at most
+  for (uint32_t i = 0; i <= far; ++i) {
+    softnic::SoftNicOptions o = softnic::gpu_engine_options();
+    o.device = c.device;
+    // Only A's engine runs: the DCIs' engine executes each write into the target's memory.
+    o.engine_ctas = i == 0 ? c.engine_ctas : 1;
+    o.engine_warps_per_cta = c.engine_warps;
+    o.profile = softnic::timing_profile(c.nic_profile);
+    o.max_qps = i == 0 ? c.dcis : 1;
+    o.max_dcts = i == 0 ? 1 : per_far;
+    o.max_mrs = 4;
+    o.start_engine = false;
+    rig->nics.push_back(std::make_unique<softnic::SoftNic>(o));
+    rig->pds.push_back(rig->nics.back()->create_pd());
+    const size_t bytes = i == 0 ? 8 : size_t{per_far} * c.dcis * SLOTS * 8;
+    rig->buffers.push_back(static_cast<uint8_t*>(rig->nics.back()->allocate(bytes, nic::Placement::gpu)));
+    rig->mrs.push_back(rig->pds.back()->register_memory(rig->buffers.back(), bytes, nic::ACCESS_ALL));
+  }
+  for (uint32_t j = 0; j < connections; ++j) {
+    const uint32_t to = 1 + j % far;
+    nic::DctAttributes a;
+    a.dc_key = 0xdc000000ull + j;
+    rig->dcts.push_back(rig->pds[to]->create_dct(a));
+    const nic::DctEndpoint e = rig->dcts.back()->endpoint();
+    uint8_t* base = rig->buffers[to] + size_t{j / far} * c.dcis * SLOTS * 8;
+    rig->routes.push_back(DcSlotRoute{gda::dc_destination(e.dctn, e.dc_key, e.lid), base, rig->mrs[to].rkey});
+  }
+  nic::QpAttributes a;
+  a.sq_wqebbs = ACTIVE_SQ;
+  a.max_inline = 8;
+  a.placement = nic::Placement::gpu;
+  std::vector<nic::QpHandle> handles;
+  for (uint32_t k = 0; k < c.dcis; ++k) {
+    rig->dcis.push_back(rig->pds[0]->create_dci(a));
+    handles.push_back(rig->dcis.back()->handle());
+  }
+  cudaSetDevice(c.device);
+  check_cuda(cudaStreamCreateWithFlags(&rig->stream, cudaStreamNonBlocking), "connection scaling dc: stream");
+  check_cuda(cudaMalloc(&rig->device_dcis, sizeof(nic::QpHandle) * handles.size()), "dc: DCI handles");
+  check_cuda(cudaMemcpy(rig->device_dcis, handles.data(), sizeof(nic::QpHandle) * handles.size(),
+                        cudaMemcpyHostToDevice), "dc: DCI handles");
+  check_cuda(cudaMalloc(&rig->device_routes, sizeof(DcSlotRoute) * rig->routes.size()), "dc: routes");
+  check_cuda(cudaMemcpy(rig->device_routes, rig->routes.data(), sizeof(DcSlotRoute) * rig->routes.size(),
+                        cudaMemcpyHostToDevice), "dc: routes");
+  check_cuda(cudaMalloc(&rig->spans, sizeof(Span) * c.dcis), "dc: spans");
+  return rig;
+}
+
+// Visits per DCI: two full cycles over the destinations at least (every DCI-DCT pair twice, the
+// first cycle paying the cold misses), and at least `messages` writes in all.
+uint32_t dc_visits(const Config& c, uint32_t connections, uint32_t visit) {
+  const uint64_t per_cycle = uint64_t{c.dcis} * visit;
+  return static_cast<uint32_t>(std::max<uint64_t>(2ull * connections, (c.messages + per_cycle - 1) / per_cycle));
+}
+
+// Every DCI-DCT pair's last visit left its last SLOTS writes in the pair's slots.
+bool dc_payload_valid(DcRig& rig, const Config& c, uint32_t connections, uint32_t visits, uint32_t visit) {
+  const uint32_t far = std::min(c.peers, connections);
+  bool valid = true;
+  for (uint32_t to = 1; to <= far; ++to) {
+    const size_t bytes = size_t{(connections + far - 1) / far} * c.dcis * SLOTS * 8;
+    std::vector<uint64_t> got(bytes / 8);
+    check_cuda(cudaMemcpyAsync(got.data(), rig.buffers[to], bytes, cudaMemcpyDeviceToHost, rig.stream),
+               "dc payload check");
+    check_cuda(cudaStreamSynchronize(rig.stream), "dc payload check");
+    for (uint32_t j = to - 1; j < connections; j += far) {
+      for (uint32_t t = 0; t < c.dcis; ++t) {
+        const uint32_t first = (j + connections - t % connections) % connections;  // (t + v) % N == j
+        const uint64_t last = first + uint64_t{connections} * ((visits - 1 - first) / connections);
+        for (uint32_t w = visit - std::min(visit, SLOTS); w < visit; ++w) {
+          const size_t at = ((size_t{j / far} * c.dcis + t) * SLOTS + w % SLOTS);
+          valid = valid && got[at] == value_of(last * visit + w, t);
+        }
+      }
+    }
+  }
+  return valid;
+}
+
+std::string dc_connect_provenance(const softnic::TimingProfile& p) {
+  const std::string name = softnic::profile_name(p);
+  std::string s = std::to_string(p.dc_connect_ns) + " ns (" + name;
+  if (p.enabled == 0) return s + ": adds nothing)";
+  if (name == "cx7-ib") {
+    return s + ": FITTED to the paper's 0.45 us DC-RC put+completion difference (§4.3.3), not predicted; "
+               "the burst and switch behaviour is the connect rule's prediction)";
+  }
+  return s + " profile file)";
+}
+
+Result measure_dc(const Config& c, uint32_t connections, uint32_t visit) {
+  const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
+  const uint32_t far = std::min(c.peers, connections);
+  Result r;
+  r.experiment = "gpu-connection-scaling";
+  r.label = "dc send, " + std::to_string(connections) + " destinations, " + std::to_string(c.dcis) + " DCIs, " +
+            std::to_string(visit) + "-write bursts";
+  r.engine = "gpu-kernel";
+  r.placement = "gpu";
+  r.submitter = "gpu-thread";
+  r.pe_layout = std::to_string(far + 1) + " NICs, 1 GPU (NIC A's DCIs and " + std::to_string(far) + " NICs of DCTs)";
+  const DcPrediction predicted = model_rate_dc(profile, connections, c.dcis, visit, c);
+  char pipes[48], engine[48];
+  std::snprintf(pipes, sizeof pipes, "%.1f", predicted.pipes);
+  std::snprintf(engine, sizeof engine, "%.1f", predicted.engine);
+  r.knobs = {{"figure", "10b"},
+             {"direction", "send"},
+             {"transport", "dc"},
+             {"connections", std::to_string(connections)},
+             {"dcis", std::to_string(c.dcis)},
+             {"dci_destination_pairs", std::to_string(uint64_t{c.dcis} * connections)},
+             {"writes_per_visit", std::to_string(visit)},
+             {"dc_av", "compact"},
+             {"payload_bytes", "8"},
+             {"inline", "yes"},
+             {"far_nics", std::to_string(far)},
+             {"submitter_threads", std::to_string(c.dcis) + " (one per DCI)"},
+             {"engine_warps", std::to_string(c.engine_ctas) + " CTAs x " + std::to_string(c.engine_warps) +
+                                  " warps on A (the DCTs' NICs' engines do not run)"},
+             {"nic_profile", softnic::profile_name(profile)},
+             {"qp_cache_entries", std::to_string(profile.qp_cache_entries)},
+             {"dc_connect_ns", dc_connect_provenance(profile)},
+             {"model_pipes_mmsgs", std::string(pipes) + " (connection-state model: DCI contexts at A, "
+                                                        "DCI-DCT responder contexts at the targets, the pipes)"},
+             {"model_dc_engine_mmsgs", std::string(engine) + " (softnic's one-at-a-time DC execution: a DC WQE "
+                                                             "holds its engine warp data_to_cqe_ns)"},
+             {"model", softnic::connection_model(profile)
+                           ? std::string("connection-state model of the softnic, calibrated to the paper's Figure 10a "
+                                         "(P-H100) in profile '") + profile.name + "', not a ConnectX; DC adds the DC "
+                                         "connect rule (dc_timing.h)"
+                           : std::string("none: profile '") + profile.name + "' has no connection-state model"}};
+  Metric rate{"message rate", "Mmsg/s", {}}, misses{"A misses per message", "misses", {}};
+  Metric target_misses{"target misses per message", "misses", {}};
+  Metric connects{"DC connects per visit", "connects", {}}, ceiling{"model ceiling", "Mmsg/s", {}};
+  bool valid = true, connects_ok = true;
+  for (uint32_t run = 0; run < c.runs; ++run) {
+    auto rig = make_dc_rig(c, connections);
+    const uint32_t visits = dc_visits(c, connections, visit);
+    softnic::reserve_local_memory(8192);
+    softnic::preload_kernel(reinterpret_cast<const void*>(&dc_submit_kernel), "connection scaling DCI submitters");
+    rig->nics[0]->start();
+    const uint32_t block = 64;
+    dc_submit_kernel<<<(c.dcis + block - 1) / block, block, 0, rig->stream>>>(
+        rig->device_dcis, c.dcis, rig->device_routes, connections, visits, visit, rig->spans);
+    check_cuda(cudaGetLastError(), "dc_submit_kernel");
+    gpu::wait_for_stream(rig->stream, "connection scaling DCI submitters", 600,
+                         [&] { return rig->nics[0]->describe_status(); });
+    std::vector<Span> spans(c.dcis);
+    check_cuda(cudaMemcpyAsync(spans.data(), rig->spans, sizeof(Span) * spans.size(), cudaMemcpyDeviceToHost,
+                               rig->stream), "dc spans");
+    check_cuda(cudaStreamSynchronize(rig->stream), "dc spans");
+    const softnic::ContextCacheCounters a = rig->nics[0]->context_cache_counters();
+    rig->nics[0]->stop();
+    uint64_t received_misses = 0, accepted = 0;
+    for (uint32_t i = 1; i < rig->nics.size(); ++i) received_misses += rig->nics[i]->context_cache_counters().receive_misses;
+    for (uint32_t j = 0; j < connections; ++j) {
+      accepted += rig->nics[1 + j % far]->dct_context(rig->dcts[j]->endpoint().dctn).connects;
+    }
+    unsigned long long start = ~0ull, end = 0;
+    for (const Span& s : spans) {
+      valid = valid && s.status == 0;
+      start = std::min(start, s.start);
+      end = std::max(end, s.end);
+    }
+    const double messages = double(c.dcis) * visits * visit, total_visits = double(c.dcis) * visits;
+    rate.runs.push_back(summarize({end > start ? messages / double(end - start) * 1e3 : 0}));
+    valid = valid && dc_payload_valid(*rig, c, connections, visits, visit);
+    misses.runs.push_back(summarize({double(a.send_misses) / messages}));
+    target_misses.runs.push_back(summarize({double(received_misses) / messages}));
+    connects.runs.push_back(summarize({double(accepted) / total_visits}));
+    // The connect rule's check: every visit to a new destination connects once (more when the
+    // DCI ran idle inside a burst); fast connects never.
+    const bool expect = profile.enabled != 0 && connections > 1;
+    if (expect ? accepted < total_visits : accepted != 0) {
+      std::fprintf(stderr, "gpu-connection-scaling dc, %u destinations: %llu DC connects over %.0f visits (%s)\n",
+                   connections, static_cast<unsigned long long>(accepted), total_visits,
+                   expect ? "the connect rule gives at least one a visit" : "this profile connects never");
+      connects_ok = false;
+    }
+    if (predicted.ceiling() > 0) ceiling.runs.push_back(summarize({predicted.ceiling()}));
+  }
+  if (predicted.ceiling() > 0 && !rate.runs.empty()) {
+    const double share = rate.p50() / predicted.ceiling();
+    const bool engine_binds = predicted.engine > 0 && (predicted.pipes == 0 || predicted.engine < predicted.pipes);
+    char note[160];
+    std::snprintf(note, sizeof note, "%s (the rate is %.0f %% of the model ceiling)",
+                  share < 0.9 ? "softnic GPU engine"
+                  : engine_binds ? "softnic's one-at-a-time DC execution (a model artefact, not a NIC's)"
+                                 : "connection-state model",
+                  100 * share);
+    r.knobs.push_back({"bottleneck", note});
+  }
+  r.knobs.push_back({"dc_connect_check", connects_ok ? "pass" : "FAIL"});
+  r.metrics = {rate, misses, target_misses, connects};
+  if (!ceiling.runs.empty()) r.metrics.push_back(ceiling);
+  r.payload_validated = valid && connects_ok;
+  return r;
+}
+
+// Figure 10b's rows (--transport with dc): per connection count, RC through the Figure 10a rig
+// (one RC QP a connection, `visit`-write visits) and DC through the DCI rig, send only.
+int run_figure_10b(const Config& c, const std::vector<std::string>& transports, Report& report) {
+  const bool rc = std::find(transports.begin(), transports.end(), "rc") != transports.end();
+  Progress progress("gpu-connection-scaling", c.visits.size() * c.qps.size() * (rc ? c.directions.size() + 1 : 1));
+  int status = 0;
+  auto add = [&](Result r) {
+    if (!r.payload_validated) status = 1;
+    progress.done(r.label);
+    report.add(std::move(r));
+  };
+  for (uint32_t visit : c.visits) {
+    for (uint32_t q : c.qps) {
+      for (const std::string& d : c.directions) {
+        if (!rc) break;
+        Result r = measure(c, d, q, visit);
+        r.knobs.insert(r.knobs.begin(), {"figure", "10b"});
+        add(std::move(r));
+      }
+      add(measure_dc(c, q, visit));
+    }
+  }
+  return status;
+}
+
 int run_gpu_connection_scaling(const Arguments& args, Report& report) {
   args.provider({"softnic"});
   Config c;
-  const bool quick = args.flag("quick", "QPs 64, 1024 and 8192, 32 writes per visit, one run");
+  const bool quick = args.flag("quick", "QPs 64, 1024 and 8192, 32 writes per visit, one run (with dc: 64, 1984, "
+                                        "2976 connections, 256-write bursts)");
   c.device = static_cast<int>(args.integer("device", 0, 0, 64, flag_help::DEVICE));
+  const std::vector<std::string> transports =
+      args.choices("transport", "rc", {"rc", "dc"},
+                   "rc: Figure 10a (QPs per direction); with dc: Figure 10b, RC QPs vs A's DCIs to that many DCTs, "
+                   "rate against connections per NIC, 256-write bursts, send only");
+  const bool dc = std::find(transports.begin(), transports.end(), "dc") != transports.end();
   std::vector<uint64_t> qps(c.qps.begin(), c.qps.end());
-  if (quick) qps = {64, 1024, 8192};
+  if (dc) qps = {64, 512, 1024, 1984, 2976, 4096};
+  if (quick) qps = dc ? std::vector<uint64_t>{64, 1984, 2976} : std::vector<uint64_t>{64, 1024, 8192};
   qps = args.integers("qps", qps, 1, 32768,
-                      "active QPs per direction of NIC A, a comma list (Figure 10a's x axis; 32,768 at most)");
+                      "active QPs per direction of NIC A, a comma list (Figure 10a's x axis; 32,768 at most); "
+                      "with dc: connections per NIC (RC QPs, or DCTs each DCI visits)");
   c.qps.assign(qps.begin(), qps.end());
-  c.directions = args.choices("direction", "send,receive,both", {"send", "receive", "both"},
-                              "send: A writes to its peers; receive: senders write to A; both: at once (simultaneous)");
-  std::vector<uint64_t> visits = quick ? std::vector<uint64_t>{32} : std::vector<uint64_t>{32, 8192};
+  c.directions = args.choices("direction", dc ? "send" : "send,receive,both", {"send", "receive", "both"},
+                              "send: A writes to its peers; receive: senders write to A; both: at once (simultaneous); "
+                              "with dc it chooses the RC rows only (the DC rig sends)");
+  std::vector<uint64_t> visits = dc ? std::vector<uint64_t>{256}
+                                    : quick ? std::vector<uint64_t>{32} : std::vector<uint64_t>{32, 8192};
   visits = args.integers("visit", visits, 1, 1u << 20,
-                         "writes per connection visit, a comma list (Figure 10a: 32, and 8,192 for long reuse)");
+                         "writes per connection visit, a comma list (Figure 10a: 32, and 8,192 for long reuse; "
+                         "Figure 10b: 256-write bursts)");
   c.visits.assign(visits.begin(), visits.end());
-  const std::string transport = args.choice("transport", "rc", {"rc", "dc"},
-                                            "rc only on the GPU softnic; dc is refused (no DC targets there)");
   c.nic_profile = args.text("nic-profile", "cx7-ib",
                             std::string(flag_help::NIC_PROFILE) +
                                 "; default cx7-ib here: fast has no connection-state model, so QP count would cost nothing but the engine's time");
@@ -380,13 +734,22 @@ int run_gpu_connection_scaling(const Arguments& args, Report& report) {
   c.engine_ctas = static_cast<uint32_t>(args.integer("engine-ctas", c.engine_ctas, 1, 1024, "CTAs of NIC A's engine kernel (one per SM)"));
   c.peer_engine_ctas = static_cast<uint32_t>(args.integer("peer-engine-ctas", c.peer_engine_ctas, 1, 1024, "CTAs of each peer's engine kernel (send, both; receive's senders take --engine-ctas)"));
   c.engine_warps = static_cast<uint32_t>(args.integer("engine-warps", c.engine_warps, 1, softnic::MAX_ENGINE_WARPS_PER_CTA, flag_help::ENGINE_WARPS));
+  c.dcis = static_cast<uint32_t>(args.integer("dcis", c.dcis, 1, 1024,
+                                              "with dc: NIC A's DCIs, one submitter thread each, every one visiting every DCT"));
   c.runs = static_cast<uint32_t>(args.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   args.check_all_used();
-  if (transport == "dc") {
-    throw InvalidArgument("--transport dc: gpu-connection-scaling has no DC rig yet (Figure 10b: DCIs to every "
-                          "peer's DCTs); the GPU softnic serves DC (docs/dc.md, gpu-latency --transport dc)");
+  if (!dc && args.given("dcis")) {
+    throw InvalidArgument("--dcis " + std::to_string(c.dcis) + ": DCIs are Figure 10b's DC rows; add --transport dc");
+  }
+  const bool rc = std::find(transports.begin(), transports.end(), "rc") != transports.end();
+  for (const char* flag : {"direction", "submitters", "senders", "peer-engine-ctas"}) {
+    if (dc && !rc && args.given(flag)) {
+      throw InvalidArgument(std::string("--") + flag + ": a knob of the RC rig; --transport dc alone runs only the "
+                            "DC rows (--transport rc,dc for both)");
+    }
   }
   if (skip_without_cuda_device()) return 0;
+  if (dc) return run_figure_10b(c, transports, report);
   Progress progress("gpu-connection-scaling", c.directions.size() * c.qps.size() * c.visits.size());
   int status = 0;
   for (const std::string& d : c.directions) {
@@ -404,7 +767,7 @@ int run_gpu_connection_scaling(const Arguments& args, Report& report) {
 
 const bool registered = register_experiment(
     {"gpu-connection-scaling",
-     "Figure 10a on the softnic's connection-state model: 8 B rate against active QPs per direction, send / receive / both, 32 or 8,192 writes per visit",
+     "Figure 10a on the softnic's connection-state model: 8 B rate against active QPs per direction, send / receive / both, 32 or 8,192 writes per visit; --transport rc,dc: Figure 10b, RC vs DC 256-write bursts against connections per NIC",
      run_gpu_connection_scaling, false});
 
 }  // namespace
