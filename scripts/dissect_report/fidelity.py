@@ -589,10 +589,38 @@ def dc_vs_rc(R, P):
     why = unavailable(R, CONNECTIONS)
     if why:
         return Verdict(NOT_MEASURABLE, "—", why)
-    if not R.find(CONNECTIONS, knobs={"transport": "dc"}):
-        return Verdict(NOT_MEASURABLE, "—", "gpu-connection-scaling has RC rows only: the GPU softnic has no DC "
-                       "targets, and the connection-state model's DC side runs on the host softnic only")
-    return Verdict(NOT_MEASURABLE, "DC rows present", "DC rows are the connection-state model's; " + MODEL_FIGURE)
+    dc = figure_10b_rows(R, "dc", "connections")
+    if not dc:
+        return Verdict(NOT_MEASURABLE, "—", "gpu-connection-scaling has RC rows only: run it with --transport rc,dc "
+                       "for Figure 10b's DC rows")
+    rc = figure_10b_rows(R, "rc", "qps_per_direction")
+    text = (f"on the model (profile {dc[0]['knobs'].get('nic_profile')}, send only, "
+            f"{dc[0]['knobs'].get('writes_per_visit')}-write bursts): DC {retention(dc, 'connections')}")
+    if len(rc) >= 2:
+        text += f"; RC {retention(rc, 'qps_per_direction')}"
+    text += (f" (paper, all-to-all: DC {P.value('F10:DC 1984:P-H100')} of the two-peer rate at 1,984 pairs, "
+             f"{P.value('F10:DC 2976:P-H100')} at 2,976; RC {P.value('F10:RC 2976:P-H100')})")
+    rows = dc + rc
+    engine = [r for r in rows if "engine" in str(res.bottleneck(r) or "") or "execution" in str(res.bottleneck(r) or "")]
+    if engine:
+        return Verdict(NOT_MEASURABLE, text, f"{engine[0]['label']}: {res.bottleneck(engine[0])}; the rate is the "
+                       "softnic engine's (DC: its one-at-a-time DC execution), below the model's own curve", rows)
+    return Verdict(NOT_MEASURABLE, text, "DC rows are the connection-state model's; " + MODEL_FIGURE, rows)
+
+
+def figure_10b_rows(R, transport, key):
+    """gpu-connection-scaling's Figure 10b rows of one transport, send only, by connections."""
+    rows = R.find(CONNECTIONS, knobs={"figure": "10b", "transport": transport, "direction": "send"})
+    return sorted(rows, key=lambda r: res.number(r["knobs"].get(key)) or 0)
+
+
+def retention(rows, key):
+    """The last row's rate as a share of the first's (Figure 10b normalises to its smallest set)."""
+    first, last = res.p50(rows[0], "message rate"), res.p50(rows[-1], "message rate")
+    n0, n1 = (int(res.number(r["knobs"][key])) for r in (rows[0], rows[-1]))
+    if len(rows) < 2 or not first:
+        return f"{fmt(first)} Mmsg/s at {n0:,} connections"
+    return f"keeps {fmt(100 * last / first)} % of its {n0:,}-connection rate at {n1:,}"
 
 
 FINDINGS = [

@@ -229,6 +229,25 @@ class ConnectionScalingRules(unittest.TestCase):
         self.assertIn("no `gpu-connection-scaling` rows", verdict_of([], self.SCALING).why)
         self.assertIn("RC rows only", verdict_of(self.rows(), self.DC).why)
 
+    def figure_10b_row(self, transport, connections, rate, bottleneck):
+        key = "connections" if transport == "dc" else "qps_per_direction"
+        return synthetic("gpu-connection-scaling", f"{transport} send, {connections} connections",
+                         {"figure": "10b", "direction": "send", "transport": transport, key: str(connections),
+                          "writes_per_visit": "256", "nic_profile": "cx7-ib"},
+                         [("message rate", "Mmsg/s", rate), ("model ceiling", "Mmsg/s", 111.3)], bottleneck)
+
+    def test_figure_10b_retention_beside_the_papers(self):
+        model = "connection-state model (the rate is 95 % of its ceiling)"
+        rows = self.rows() + [self.figure_10b_row("dc", 64, 100, model), self.figure_10b_row("dc", 2976, 90, model),
+                              self.figure_10b_row("rc", 64, 200, model), self.figure_10b_row("rc", 2976, 100, model)]
+        v = verdict_of(rows, self.DC)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
+        self.assertIn("DC keeps 90.000 % of its 64-connection rate at 2,976", v.ours)
+        self.assertIn("RC keeps 50.000 % of its 64-connection rate at 2,976", v.ours)
+        self.assertIn("0.23 at 2,976", v.ours)
+        rows[-3]["knobs"]["bottleneck"] = "softnic's one-at-a-time DC execution (a model artefact, not a NIC's)"
+        self.assertIn("one-at-a-time DC execution", verdict_of(rows, self.DC).why)
+
 
 class GpuProducerRules(unittest.TestCase):
     """gpu-load and gpu-goodput rows drive Figure 6's and Figure 8's findings when present."""
