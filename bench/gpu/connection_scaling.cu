@@ -687,7 +687,7 @@ int run_figure_10b(const Config& c, const std::vector<std::string>& transports, 
       for (const std::string& d : c.directions) {
         if (!rc) break;
         Result r = measure(c, d, q, visit);
-        r.knobs.insert(r.knobs.begin(), {"figure", "10b"});
+        r.knobs.insert(r.knobs.begin(), {{"figure", "10b"}, {"connections", std::to_string(q)}});
         add(std::move(r));
       }
       add(measure_dc(c, q, visit));

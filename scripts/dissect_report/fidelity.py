@@ -593,11 +593,11 @@ def dc_vs_rc(R, P):
     if not dc:
         return Verdict(NOT_MEASURABLE, "—", "gpu-connection-scaling has RC rows only: run it with --transport rc,dc "
                        "for Figure 10b's DC rows")
-    rc = figure_10b_rows(R, "rc", "qps_per_direction")
+    rc = figure_10b_rows(R, "rc", "connections")
     text = (f"on the model (profile {dc[0]['knobs'].get('nic_profile')}, send only, "
             f"{dc[0]['knobs'].get('writes_per_visit')}-write bursts): DC {retention(dc, 'connections')}")
     if len(rc) >= 2:
-        text += f"; RC {retention(rc, 'qps_per_direction')}"
+        text += f"; RC {retention(rc, 'connections')}"
     text += (f" (paper, all-to-all: DC {P.value('F10:DC 1984:P-H100')} of the two-peer rate at 1,984 pairs, "
              f"{P.value('F10:DC 2976:P-H100')} at 2,976; RC {P.value('F10:RC 2976:P-H100')})")
     rows = dc + rc

@@ -230,9 +230,8 @@ class ConnectionScalingRules(unittest.TestCase):
         self.assertIn("RC rows only", verdict_of(self.rows(), self.DC).why)
 
     def figure_10b_row(self, transport, connections, rate, bottleneck):
-        key = "connections" if transport == "dc" else "qps_per_direction"
         return synthetic("gpu-connection-scaling", f"{transport} send, {connections} connections",
-                         {"figure": "10b", "direction": "send", "transport": transport, key: str(connections),
+                         {"figure": "10b", "direction": "send", "transport": transport, "connections": str(connections),
                           "writes_per_visit": "256", "nic_profile": "cx7-ib"},
                          [("message rate", "Mmsg/s", rate), ("model ceiling", "Mmsg/s", 111.3)], bottleneck)
 

@@ -50,8 +50,8 @@ for r in results:
         failures.append(f"{r['label']}: payload not validated")
     if r["provider"] != "softnic" or "not a ConnectX" not in r["nic_model"]:
         failures.append(f"{r['label']}: not labelled as the softnic model")
-    if k.get("figure") != "10b":
-        failures.append(f"{r['label']}: no figure = 10b knob")
+    if k.get("figure") != "10b" or "connections" not in k or "writes_per_visit" not in k:
+        failures.append(f"{r['label']}: no figure = 10b, connections or writes_per_visit knob")
     if not (metric(r, "message rate") or 0) > 0:
         failures.append(f"{r['label']}: no message rate")
 for r in dc:
