@@ -712,7 +712,7 @@ int run_gpu_connection_scaling(const Arguments& args, Report& report) {
   if (quick) qps = dc ? std::vector<uint64_t>{64, 1984, 2976} : std::vector<uint64_t>{64, 1024, 8192};
   qps = args.integers("qps", qps, 1, 32768,
                       "active QPs per direction of NIC A, a comma list (Figure 10a's x axis; 32,768 at most); "
-                      "with dc: connections per NIC (RC QPs, or DCTs each DCI visits)");
+                      "with dc: connections per NIC (RC QPs, or DCTs each DCI visits), default 64,512,1024,1984,2976,4096");
   c.qps.assign(qps.begin(), qps.end());
   c.directions = args.choices("direction", dc ? "send" : "send,receive,both", {"send", "receive", "both"},
                               "send: A writes to its peers; receive: senders write to A; both: at once (simultaneous); "
