@@ -9,8 +9,14 @@
 // registers do not count against the loop that calls it (a persistent kernel's registers are set
 // by its largest inlined path, and spills land in local memory the hot loop then reloads).
 #define DISSECT_COLD __noinline__
+// #pragma unroll [n] in code host compilers build too (g++ warns on a pragma it does not know).
+#define DISSECT_PRAGMA(text) _Pragma(#text)
+#define DISSECT_UNROLL DISSECT_PRAGMA(unroll)
+#define DISSECT_UNROLL_BY(n) DISSECT_PRAGMA(unroll n)
 #else
 #define DISSECT_HD
 #define DISSECT_DEVICE
 #define DISSECT_COLD
+#define DISSECT_UNROLL
+#define DISSECT_UNROLL_BY(n)
 #endif

@@ -10,9 +10,7 @@
 #pragma once
 
 #include <cstdint>
-#if !defined(__CUDA_ARCH__)
 #include <cstring>
-#endif
 
 #include "dissect/gda/ordering.h"
 #include "dissect/mlx5/ring.h"
@@ -145,22 +143,18 @@ DISSECT_HD inline uint32_t payload_word(const uint8_t* in, uint32_t at, uint32_t
 }
 
 // Payload bytes [16 block, 16 block + 16) as four words in memory order, zero past `length`:
-// padding the NIC ignores, zeroed so that a WQE is deterministic. A word at a time (a 16-byte-
-// aligned payload goes through write_inline_payload_aligned, which loads 16 B at once).
+// padding the NIC ignores, zeroed so that a WQE is deterministic.
 DISSECT_HD inline PayloadBlock load_payload_block(const uint8_t* in, uint32_t block, uint32_t length,
                                                   bool aligned4) {
   PayloadBlock out{};
   const uint32_t first = 16 * block;
-  if (first >= length) return out;
   for (uint32_t k = 0; k < 4; ++k) out.w[k] = payload_word(in, first + 4 * k, length, aligned4);
   return out;
 }
 
 // The inline segment: a BE32 header (length | MLX5_INLINE_SEG) and the payload, padded to 16 B.
-// Chunk 0 holds the header and payload bytes 0..11; chunk c > 0 holds bytes 12 + 16 (c - 1) on,
-// i.e. the last word of payload block c - 1 and the first three of block c. Blocks are loaded
-// INLINE_LOAD_GROUP at a time before their chunks are stored, so a payload costs one memory round
-// trip per group rather than one per word: 16 blocks, 256 B, cover the paper's 220 B at once.
+// Chunk 0 holds the header and payload bytes 0..11; chunk c > 0 the last word of payload block
+// c - 1 and the first three of block c. Blocks are loaded a group at a time: 256 B cover 220 B.
 inline constexpr uint32_t INLINE_LOAD_GROUP = 16;
 
 // Chunk `c` of the segment, four words in memory order, stored at once (st.v4 on the device).
@@ -175,11 +169,10 @@ DISSECT_HD inline void store_inline_chunk(const nic::QpHandle& qp, uint64_t inde
   store_segment(qp.sq.segment(index, 2 + c), s);
 }
 
-// Zeroes the bytes of chunk words `w` past the segment's `valid` bytes (header and payload):
-// padding the NIC ignores, zeroed so that a WQE is deterministic. Only the last chunk has any
-// (little-endian: a word's low bytes come first in memory).
+// Zeroes the bytes of chunk words `w` past the segment's `valid` bytes (header and payload), as
+// load_payload_block does (little-endian: a word's low bytes come first in memory).
 DISSECT_HD inline void zero_past_segment_end(uint32_t (&w)[4], int valid) {
-#pragma unroll
+  DISSECT_UNROLL
   for (int j = 0; j < 4; ++j) {
     const int kept = valid - 4 * j;
     w[j] = kept <= 0 ? 0u : kept >= 4 ? w[j] : w[j] & ((1u << (8 * kept)) - 1u);
@@ -188,35 +181,35 @@ DISSECT_HD inline void zero_past_segment_end(uint32_t (&w)[4], int valid) {
 
 // Payload block `block` of a 16-byte-aligned payload: one 16-byte load (ld.v4 on the device).
 DISSECT_HD inline PayloadBlock load_aligned_block(const uint8_t* in, uint32_t block) {
+  PayloadBlock b;
 #if defined(__CUDA_ARCH__)
   const uint4 v = reinterpret_cast<const uint4*>(in)[block];
-  return PayloadBlock{{v.x, v.y, v.z, v.w}};
+  b = PayloadBlock{{v.x, v.y, v.z, v.w}};
 #else
-  PayloadBlock b;
   std::memcpy(&b, in + 16 * size_t{block}, sizeof b);
-  return b;
 #endif
+  return b;
 }
 
-// A 16-byte-aligned payload: every block of a group is loaded by a predicated 16-byte load before
-// any is used, so the group costs one round trip (loads behind a branch each were used before the
-// next was issued: 0.19 us per 16 B from L2 on the H200). Each chunk is then one 16-byte store
-// with no per-word work: only the last chunk can end inside a block, so only it is masked. (A
-// per-word mask with its branches on every chunk was 68 SASS instructions a chunk, the 0.12 us
-// per 16 B of Figure 3a's slope measured on the H200; the block's bytes past `length` are read
-// but never stored, and they lie in the same aligned 16 B as the payload's last byte.)
-DISSECT_HD inline void write_inline_payload_aligned(const nic::QpHandle& qp, uint64_t index,
-                                                    const uint8_t* in, uint32_t length) {
+// The segment from the blocks `load_block(b)` returns. A group's blocks are all loaded before any
+// is used: one round trip (loads behind a branch each waited: 0.19 us per 16 B on the H200). Then
+// each chunk is one 16-byte store; only the last can end inside a block, so only it is masked (a
+// mask on every chunk was 68 SASS instructions a chunk: 0.12 us per 16 B). An aligned block's
+// bytes past `length` are read, never stored: they share its aligned 16 B.
+// Unroll: the group, keeping `raw` in registers; 1 for a long loader (16 copies swell the kernel).
+template <uint32_t Unroll, typename LoadBlock>
+DISSECT_HD inline void write_inline_blocks(const nic::QpHandle& qp, uint64_t index, uint32_t length,
+                                           LoadBlock load_block) {
   const uint32_t chunks = mlx5::inline_ds(length);
   const uint32_t blocks = (length + 15) / 16;
   uint32_t carry = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
   for (uint32_t group = 0; group < chunks; group += INLINE_LOAD_GROUP) {
     PayloadBlock raw[INLINE_LOAD_GROUP];
-#pragma unroll
+    DISSECT_UNROLL_BY(Unroll)
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      raw[k] = group + k < blocks ? load_aligned_block(in, group + k) : PayloadBlock{};
+      raw[k] = group + k < blocks ? load_block(group + k) : PayloadBlock{};
     }
-#pragma unroll
+    DISSECT_UNROLL_BY(Unroll)
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
       const uint32_t c = group + k;
       if (c >= chunks) break;
@@ -229,30 +222,19 @@ DISSECT_HD inline void write_inline_payload_aligned(const nic::QpHandle& qp, uin
   }
 }
 
-// Any other payload: a word at a time where it is 4-byte aligned, bytes otherwise; zero past
-// `length` as it is loaded.
+// 16 B at a time from a 16-byte-aligned payload; else words where 4-byte aligned, else bytes.
 DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t index,
                                             const void* payload, uint32_t length) {
   const uint8_t* in = static_cast<const uint8_t*>(payload);
   const uintptr_t address = reinterpret_cast<uintptr_t>(in);
   if ((address & 15) == 0) {
-    write_inline_payload_aligned(qp, index, in, length);
+    write_inline_blocks<INLINE_LOAD_GROUP>(qp, index, length,
+                                           [in](uint32_t b) { return load_aligned_block(in, b); });
     return;
   }
   const bool aligned4 = (address & 3) == 0;
-  const uint32_t chunks = mlx5::inline_ds(length);
-  uint32_t carry = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
-  for (uint32_t group = 0; group < chunks; group += INLINE_LOAD_GROUP) {
-    PayloadBlock blocks[INLINE_LOAD_GROUP];
-    for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      blocks[k] = load_payload_block(in, group + k, length, aligned4);
-    }
-    for (uint32_t k = 0; k < INLINE_LOAD_GROUP && group + k < chunks; ++k) {
-      const uint32_t w[4] = {carry, blocks[k].w[0], blocks[k].w[1], blocks[k].w[2]};
-      store_inline_chunk(qp, index, group + k, w);
-      carry = blocks[k].w[3];
-    }
-  }
+  write_inline_blocks<1>(qp, index, length,
+                         [=](uint32_t b) { return load_payload_block(in, b, length, aligned4); });
 }
 
 DISSECT_HD inline PostNote write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint64_t index,
