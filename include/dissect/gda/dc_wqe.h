@@ -21,7 +21,8 @@ enum class AvForm : uint8_t { compact, full };
 
 // Where DC WQEs go: the full AV, built once on the host from a nic::DctEndpoint (dc_destination)
 // and passed by value to the device; the compact form is taken from its first 16 bytes.
-struct DcDestination {
+// 16-byte aligned: write_av stores it as three 16-byte segments (st.v4 on the device).
+struct alignas(16) DcDestination {
   mlx5::mlx5_wqe_av av;
 };
 static_assert(sizeof(DcDestination) == 48);

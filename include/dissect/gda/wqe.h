@@ -169,16 +169,6 @@ DISSECT_HD inline void store_inline_chunk(const nic::QpHandle& qp, uint64_t inde
   store_segment(qp.sq.segment(index, 2 + c), s);
 }
 
-// Zeroes the bytes of chunk words `w` past the segment's `valid` bytes (header and payload), as
-// load_payload_block does (little-endian: a word's low bytes come first in memory).
-DISSECT_HD inline void zero_past_segment_end(uint32_t (&w)[4], int valid) {
-  DISSECT_UNROLL
-  for (int j = 0; j < 4; ++j) {
-    const int kept = valid - 4 * j;
-    w[j] = kept <= 0 ? 0u : kept >= 4 ? w[j] : w[j] & ((1u << (8 * kept)) - 1u);
-  }
-}
-
 // Payload block `block` of a 16-byte-aligned payload: one 16-byte load (ld.v4 on the device).
 DISSECT_HD inline PayloadBlock load_aligned_block(const uint8_t* in, uint32_t block) {
   PayloadBlock b;
@@ -191,50 +181,54 @@ DISSECT_HD inline PayloadBlock load_aligned_block(const uint8_t* in, uint32_t bl
   return b;
 }
 
-// The segment from the blocks `load_block(b)` returns. A group's blocks are all loaded before any
-// is used: one round trip (loads behind a branch each waited: 0.19 us per 16 B on the H200). Then
-// each chunk is one 16-byte store; only the last can end inside a block, so only it is masked (a
-// mask on every chunk was 68 SASS instructions a chunk: 0.12 us per 16 B). An aligned block's
-// bytes past `length` are read, never stored: they share its aligned 16 B.
-// Unroll: the group, keeping `raw` in registers; 1 for a long loader (16 copies swell the kernel).
+// The segment from payload blocks 0 .. full - 1, which `load_block(b)` returns, and `tail`, the
+// block after them (zero past `length`: padding the NIC ignores, zeroed so a WQE is deterministic).
+// A group's blocks are loaded, predicated, before any is used: one round trip (loads behind a
+// branch each waited: 0.19 us per 16 B on the H200). Then each chunk is one 16-byte store with no
+// per-word work (a mask on every chunk was 68 SASS instructions a chunk: 0.12 us per 16 B).
+// Unroll: the group, keeping `raw` in registers; 1 for a long loader.
 template <uint32_t Unroll, typename LoadBlock>
 DISSECT_HD inline void write_inline_blocks(const nic::QpHandle& qp, uint64_t index, uint32_t length,
-                                           LoadBlock load_block) {
+                                           LoadBlock load_block, uint32_t full,
+                                           const PayloadBlock& tail) {
   const uint32_t chunks = mlx5::inline_ds(length);
-  const uint32_t blocks = (length + 15) / 16;
   uint32_t carry = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
   for (uint32_t group = 0; group < chunks; group += INLINE_LOAD_GROUP) {
     PayloadBlock raw[INLINE_LOAD_GROUP];
     DISSECT_UNROLL_BY(Unroll)
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      raw[k] = group + k < blocks ? load_block(group + k) : PayloadBlock{};
+      raw[k] = group + k < full ? load_block(group + k) : PayloadBlock{};
     }
     DISSECT_UNROLL_BY(Unroll)
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      const uint32_t c = group + k;
-      if (c >= chunks) break;
-      uint32_t w[4] = {carry, raw[k].w[0], raw[k].w[1], raw[k].w[2]};
-      const int valid = static_cast<int>(4 + length) - static_cast<int>(16 * c);
-      if (valid < 16) zero_past_segment_end(w, valid);
-      store_inline_chunk(qp, index, c, w);
-      carry = raw[k].w[3];
+      const PayloadBlock block = group + k == full ? tail : raw[k];
+      if (group + k < chunks) {
+        const uint32_t w[4] = {carry, block.w[0], block.w[1], block.w[2]};
+        store_inline_chunk(qp, index, group + k, w);
+      }
+      carry = block.w[3];
     }
   }
 }
 
-// 16 B at a time from a 16-byte-aligned payload; else words where 4-byte aligned, else bytes.
+// A 16-byte-aligned payload 16 B at a time but for a partial last block, loaded by words and bytes
+// first (a 16 B load would read past the payload); any other by words where 4-byte aligned, else
+// bytes.
 DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t index,
                                             const void* payload, uint32_t length) {
   const uint8_t* in = static_cast<const uint8_t*>(payload);
   const uintptr_t address = reinterpret_cast<uintptr_t>(in);
   if ((address & 15) == 0) {
-    write_inline_blocks<INLINE_LOAD_GROUP>(qp, index, length,
-                                           [in](uint32_t b) { return load_aligned_block(in, b); });
+    const uint32_t full = length / 16;
+    write_inline_blocks<INLINE_LOAD_GROUP>(
+        qp, index, length, [in](uint32_t b) { return load_aligned_block(in, b); }, full,
+        load_payload_block(in, full, length, true));
     return;
   }
   const bool aligned4 = (address & 3) == 0;
-  write_inline_blocks<1>(qp, index, length,
-                         [=](uint32_t b) { return load_payload_block(in, b, length, aligned4); });
+  write_inline_blocks<1>(
+      qp, index, length, [=](uint32_t b) { return load_payload_block(in, b, length, aligned4); },
+      (length + 15) / 16, PayloadBlock{});
 }
 
 DISSECT_HD inline PostNote write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint64_t index,
