@@ -17,6 +17,7 @@
 #include "dissect/common/error.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "rate_run.h"
+#include "telemetry_cost.h"
 
 namespace dissect::bench {
 namespace {
@@ -173,7 +174,14 @@ int run_gpu_rate(const Arguments& a, Report& report) {
     }
     points = crossed;
   }
-  return gpu::measure_gpu_rates(points, "gpu-rate", report);
+  const size_t first = report.results().size();
+  const int status = gpu::measure_gpu_rates(points, "gpu-rate", report);
+  if (telemetry.size() > 1) {
+    std::vector<gpu::TelemetryRowMode> modes;
+    for (const TelemetryMode& mode : telemetry) modes.push_back({mode.hooks, mode.sample_interval});
+    gpu::annotate_telemetry_cost(report.results(), first, modes);
+  }
+  return status;
 }
 
 const bool registered = register_experiment(
