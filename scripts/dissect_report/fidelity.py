@@ -604,7 +604,7 @@ def dc_vs_rc(R, P):
     engine = [r for r in rows if "engine" in str(res.bottleneck(r) or "") or "execution" in str(res.bottleneck(r) or "")]
     if engine:
         return Verdict(NOT_MEASURABLE, text, f"{engine[0]['label']}: {res.bottleneck(engine[0])}; the rate is the "
-                       "softnic engine's (DC: its one-at-a-time DC execution), below the model's own curve", rows)
+                       "softnic engine's (DC: its DC batches, one modelled wait each), below the model's own curve", rows)
     return Verdict(NOT_MEASURABLE, text, "DC rows are the connection-state model's; " + MODEL_FIGURE, rows)
 
 

@@ -1,7 +1,8 @@
-// A DC WRITE under a timing profile (profile.h): what a window's pacing (window.h pace_payloads)
-// does for RC, for the one DC WQE that execute_dc_write runs alone, plus the DC connect handshake
-// the RC path has no counterpart of. Only called where the profile is enabled: `fast` reads no
-// clock and adds nothing here.
+// DC WRITEs under a timing profile (profile.h): what a window's pacing (window.h pace_payloads)
+// does for RC, for a batch of DC WQEs (dc_batch.h, the parallel engines) or the one DC WQE that
+// execute_dc_write runs alone (the reference service_qp), plus the DC connect handshake the RC
+// path has no counterpart of. Only called where the profile is enabled: `fast` reads no clock and
+// adds nothing here.
 //
 // The connect rule (a model, stated): a DCI is connected to at most one DCT. A WRITE to another
 // DCT than the one it is connected to, or by a DCI that is not connected, first connects
@@ -25,6 +26,24 @@ DISSECT_HD inline uint32_t dc_connection_tag(uint32_t nic_id, uint32_t dctn) {
   return 0x80000000u | (dctn ^ (nic_id << 20));
 }
 
+// When the payload of a WQE whose doorbell the engine saw at `seen` may move, by the profile's
+// latency alone (an idle pipe): doorbell_to_data_ns, payload_read_ns for a pointer payload, and
+// `connects` DC connects (each dc_connect_ns: a DCI holds one DCT at a time, so the handshakes of
+// one batch follow one another). The same sum as RC's window (window.h pace_payloads) plus the
+// connects, so one idle DC put's modelled doorbell-to-CQE is RC's plus dc_connect_ns.
+DISSECT_HD inline uint64_t dc_data_ready_ns(const TimingProfile& p, uint64_t seen, bool pointer,
+                                            uint32_t connects) {
+  return seen + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0) +
+         uint64_t{connects} * p.dc_connect_ns;
+}
+
+// The modelled doorbell-to-CQE of one WQE on an idle NIC (no pipe wait): RC's (`connects` 0) or
+// a DC put's (1 for a put that finds its DCI idle, as gpu-latency's does). Used by the tests and
+// the experiments' arithmetic; the engines wait for exactly these times.
+DISSECT_HD inline uint64_t modelled_doorbell_to_cqe_ns(const TimingProfile& p, bool pointer, uint32_t connects) {
+  return dc_data_ready_ns(p, 0, pointer, connects) + p.data_to_cqe_ns;
+}
+
 // Claims the pipe(s), applies the connect rule and waits; returns when the payload may move (ns):
 // the doorbell's latency (doorbell_to_data_ns, + payload_read_ns for a pointer payload, +
 // dc_connect_ns for a connect) or the pipe's slot, the later. The CQE follows data_to_cqe_ns
@@ -39,8 +58,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
   qp.dc_connected = start + wqebbs < qp.sq_target ? tag : 0;  // idle after this WQE: disconnected
   // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
   if (connect) fetch_add<Scope::system>(&dct.connects, 1u);
-  uint64_t ready = qp.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0) +
-                   (connect ? p.dc_connect_ns : 0);
+  uint64_t ready = dc_data_ready_ns(p, qp.doorbell_seen_ns, pointer, connect ? 1 : 0);
   uint64_t slot = 0;
   if (connection_model(p)) {
     slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes);

@@ -626,8 +626,10 @@ DISSECT_HD inline uint8_t execute_fetch_add(QpContext& qp, const NicTables& loca
 // drop such a packet and count it in the DCT context (PRM DCTC dc_access_key_violation_count),
 // leaving the DCI to retry out (0x15): this is a model choice, stated here and in docs/dc.md.
 // WRITE WITH IMM, FETCH_ADD and SEND on a DCI are not modelled (the softnic's DCTs have no receive
-// queue and take no atomics): LOCAL_QP_OP_ERR. DC WQEs never go through the parallel window
-// (engine/window.h window_wqe_size refuses every WQE of a DCI): they run here one at a time.
+// queue and take no atomics): LOCAL_QP_OP_ERR. DC WQEs never go through the parallel RC window
+// (engine/window.h window_wqe_size refuses every WQE of a DCI): under `fast` they run here one at
+// a time; under a timing profile the parallel engines take them in DC batches (dc_batch.h), each
+// lane checking its WQE with check_dc_write, one modelled wait for the batch.
 
 // The NIC the fabric routes `lid` to, or null.
 DISSECT_HD inline NicTables* fabric_nic(const NicTables& local, uint32_t lid) {
@@ -660,34 +662,54 @@ DISSECT_HD inline DcAddress read_dc_address(const mlx5::send_ring& ring, uint64_
                    (dqp_dct & MLX5_EXTENDED_UD_AV) ? DC_AV_DS : DC_AV_COMPACT_DS};
 }
 
-DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local, uint64_t start,
-                                           const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
-                                           uint64_t* bytes) {
+// The checks of the DC WRITE at `start` of `ring` (the DCI's send queue, or a stage holding its
+// WQEBBs: dc_batch.h), in the order of the syndrome list above; fills `plan`, `segments` and the
+// DCT that answers (`*target_nic`, `*target_dct`) when they pass. Moves nothing, paces nothing.
+DISSECT_HD inline uint8_t check_dc_write(QpContext& qp, const mlx5::send_ring& ring, const NicTables& local,
+                                         uint64_t start, const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
+                                         WritePlan* plan, uint32_t* segments, NicTables** target_nic,
+                                         DctContext** target_dct) {
   using namespace mlx5;
   if (ctrl_opcode(ctrl) != MLX5_OPCODE_RDMA_WRITE) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   if (ds < 1 + DC_AV_COMPACT_DS + 2) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-  const DcAddress address = read_dc_address(qp.sq, start);
+  const DcAddress address = read_dc_address(ring, start);
   NicTables* const nic = fabric_nic(local, address.rlid);
   DctContext* const dct = nic != nullptr ? find_dct(*nic, address.dctn) : nullptr;
   const bool key_matches = dct != nullptr && dct->dc_key == address.dc_key;
   // The target is named only when the DCT accepts the request; otherwise the local checks still
   // come first, and the "nobody answers" result is refined below by what did answer.
   const WriteTarget target{key_matches ? nic : nullptr, key_matches ? dct->pd : 0, RemoteWindow{}};
-  WritePlan plan{};
-  uint32_t segments = 0;
-  uint8_t syndrome =
-      check_write_to(qp, qp.sq, local, target, start, ds, 1 + address.av_ds, &plan, &segments);
+  *plan = WritePlan{};
+  *segments = 0;
+  uint8_t syndrome = check_write_to(qp, ring, local, target, start, ds, 1 + address.av_ds, plan, segments);
   if (syndrome == MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR && nic != nullptr) {
     syndrome = dct == nullptr ? MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR
                               : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
   }
+  *target_nic = nic;
+  *target_dct = dct;
+  return syndrome;
+}
+
+// One DC WRITE executed alone. Under a timing profile this is the one-at-a-time reference
+// (service_qp, and a WQE the DC batch does not take: a gather, a NOP first): it waits the
+// modelled latency in the caller. The parallel engines run DC WRITEs under a profile in batches
+// (dc_batch.h), one modelled wait per batch.
+DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local, uint64_t start,
+                                           const mlx5::mlx5_wqe_ctrl_seg& ctrl, uint32_t ds,
+                                           uint64_t* bytes) {
+  WritePlan plan{};
+  uint32_t segments = 0;
+  NicTables* nic = nullptr;
+  DctContext* dct = nullptr;
+  const uint8_t syndrome = check_dc_write(qp, qp.sq, local, start, ctrl, ds, &plan, &segments, &nic, &dct);
   if (syndrome != 0) return syndrome;
   const bool paced = local.profile.enabled != 0;
   uint64_t data_ready = 0;
   if (paced) {
     // The profile's latency, the DC connect and the pipe claims (dc_timing.h); `local` is this
     // engine's own table, written only through the counters and the pipe (atomics).
-    data_ready = pace_dc_write(const_cast<NicTables&>(local), qp, start, wqebbs_for_ds(ds), *nic,
+    data_ready = pace_dc_write(const_cast<NicTables&>(local), qp, start, mlx5::wqebbs_for_ds(ds), *nic,
                                *dct, plan.source != nullptr, plan.length);
   }
   perform_gather_write(qp, start, ds, plan, segments);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "dc_batch.h"
 #include "express.h"
 #include "window.h"
 
@@ -50,6 +51,10 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) return Served{0, 0};
 #endif
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
+  // A DCI's WRITEs under a timing profile: a DC batch, one modelled wait for up to 32 (dc_batch.h).
+  if (w.copy->view.transport == QP_TRANSPORT_DCI && w.profile.enabled) {
+    return serve_dc_batch<Completion>(lanes, w, qp, local);
+  }
   const Served express = serve_express<Completion>(lanes, w, window_copy(w, cache), qp);
   if (express.executed != 0) return express;
   return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);

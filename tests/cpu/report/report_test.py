@@ -244,8 +244,9 @@ class ConnectionScalingRules(unittest.TestCase):
         self.assertIn("DC keeps 90.000 % of its 64-connection rate at 2,976", v.ours)
         self.assertIn("RC keeps 50.000 % of its 64-connection rate at 2,976", v.ours)
         self.assertIn("0.23 at 2,976", v.ours)
-        rows[-3]["knobs"]["bottleneck"] = "softnic's one-at-a-time DC execution (a model artefact, not a NIC's)"
-        self.assertIn("one-at-a-time DC execution", verdict_of(rows, self.DC).why)
+        rows[-3]["knobs"]["bottleneck"] = ("softnic's DC batches, one modelled wait each in the engine warp "
+                                           "(a model artefact, not a NIC's)")
+        self.assertIn("DC batches, one modelled wait each", verdict_of(rows, self.DC).why)
 
 
 class GpuProducerRules(unittest.TestCase):

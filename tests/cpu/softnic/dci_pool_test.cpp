@@ -1,7 +1,8 @@
 // The DCI pool and its mapping policy (gda/dci_pool.h), compiled for the host as the CPU tier's
 // stand-in for the device code; host threads playing warps submit DC writes through a pool with
-// destination switching; and the timing profile's DC connect rule (engine/dc_timing.h), counted
-// at the DCT (DctContext::connects), never timed.
+// destination switching; the timing profile's DC connect rule (engine/dc_timing.h), counted at
+// the DCT (DctContext::connects); and the DC batch (engine/dc_batch.h): the model's arithmetic,
+// and what the CQEs' own timestamps say about when the engine released them (never a speed).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,9 +16,12 @@
 #include "dissect/gda/dci_pool.h"
 #include "dissect/gda/gda.h"
 #include "dissect/nic/nic.h"
+#include "dissect/common/clock.h"
 #include "dissect/softnic/softnic.h"
+#include "engine/dc_timing.h"
 
 namespace gda = dissect::gda;
+namespace m = dissect::mlx5;
 namespace nic = dissect::nic;
 namespace sn = dissect::softnic;
 using Policy = gda::ordering::system_release_store;
@@ -219,6 +223,126 @@ TEST(DcConnect, Cx7IbCarriesTheFittedConnectAndFastNone) {
   std::ofstream(path) << "dc_connect_ns = soon\n";
   EXPECT_THROW(sn::timing_profile(path), dissect::InvalidArgument);
   std::remove(path.c_str());
+}
+
+// The model's arithmetic (dc_timing.h, the sums the engines wait for): under cx7-ib one idle DC
+// put's doorbell-to-CQE is RC's plus dc_connect_ns, inline and pointer alike; RC's is the window's
+// (pace_payloads: doorbell_to_data_ns, + payload_read_ns for a pointer, then data_to_cqe_ns).
+TEST(DcTiming, AnIdleDcPutIsRcPlusOneConnectUnderCx7Ib) {
+  const sn::TimingProfile p = sn::timing_profile("cx7-ib");
+  for (const bool pointer : {false, true}) {
+    const uint64_t rc = sn::modelled_doorbell_to_cqe_ns(p, pointer, 0);
+    const uint64_t dc = sn::modelled_doorbell_to_cqe_ns(p, pointer, 1);
+    EXPECT_EQ(rc, uint64_t{p.doorbell_to_data_ns} + (pointer ? p.payload_read_ns : 0) + p.data_to_cqe_ns);
+    EXPECT_EQ(dc - rc, uint64_t{p.dc_connect_ns}) << (pointer ? "pointer" : "inline");
+  }
+  EXPECT_EQ(sn::modelled_doorbell_to_cqe_ns(p, false, 0), 3300u);  // 2,725 + 575: Table 3's 3.30 us
+  EXPECT_EQ(sn::modelled_doorbell_to_cqe_ns(p, false, 1), 3750u);
+  // Connects of one batch follow one another (a DCI holds one DCT at a time).
+  EXPECT_EQ(sn::dc_data_ready_ns(p, 1000, false, 3), 1000u + p.doorbell_to_data_ns + 3 * p.dc_connect_ns);
+}
+
+// One DC put under cx7-ib on the host engine: its CQE is stamped no earlier than the model allows
+// from before the doorbell (doorbell seen + the modelled doorbell-to-CQE with its one connect).
+TEST(DcBatch, AnIdlePutsCqeIsNeverEarlierThanTheModel) {
+  PoolRig rig(1, sn::timing_profile("cx7-ib"));
+  const sn::TimingProfile p = sn::timing_profile("cx7-ib");
+  for (uint32_t i = 0; i < 3; ++i) {
+    const uint64_t before = dissect::now_ns();
+    uint64_t end = 0;
+    ASSERT_EQ(gda::put_value_dc<Policy>(rig.handles[0], rig.destination[0], gda::AvForm::compact, i + 7, 8,
+                                        rig.address(0, i), rig.mr[0].rkey, gda::Completion::signaled, &end),
+              gda::Status::ok);
+    ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(rig.handles[0], end)), gda::Status::ok);
+    const auto& cq = rig.handles[0].send_cq;
+    const uint64_t stamp = cq.cqes[i & (cq.cqe_count - 1)].timestamp.value();
+    EXPECT_GE(stamp, before + sn::modelled_doorbell_to_cqe_ns(p, false, 1)) << "put " << i;
+    EXPECT_EQ(rig.word(0, i), uint64_t{i} + 7);
+    EXPECT_EQ(rig.connects(0), i + 1) << "every put of an idle DCI connects";
+  }
+}
+
+// Waits (bounded) until CQE `n` of `qp`'s send CQ is software-owned; false on timeout.
+bool wait_raw_cqe(const nic::QpHandle& qp, uint64_t n) {
+  const auto& cq = qp.send_cq;
+  const auto* e = &cq.cqes[n & (cq.cqe_count - 1)];
+  const uint64_t deadline = dissect::now_ns() + 10'000'000'000ull;
+  while (!m::cqe_is_sw_owned(__atomic_load_n(&e->op_own, __ATOMIC_ACQUIRE), n, cq.cqe_count)) {
+    if (dissect::now_ns() > deadline) return false;
+  }
+  return true;
+}
+
+// A profile whose only latency is a long data_to_cqe_ns: the CQEs' stamps show how many modelled
+// latencies a burst paid.
+sn::TimingProfile slow_acknowledgement() {
+  sn::TimingProfile p = sn::timing_profile("fast");
+  p.enabled = 1;
+  p.data_to_cqe_ns = 50'000'000;  // 50 ms
+  // A pipe, as every real profile has: a claim ends no earlier than the clock, so a WQE paced on
+  // its own is released data_to_cqe_ns after it was executed, not after its doorbell.
+  p.message_rate_mps = 260;
+  return p;
+}
+
+// Eight signalled DC writes announced by one doorbell, to two DCTs in turn, run as one batch: one
+// wait for the payloads, one data_to_cqe_ns for all eight CQEs, each stamped in the same release.
+// One WQE at a time (before the DC batch) each claimed the pipe from the clock and stamped them
+// data_to_cqe_ns apart, 350 ms in all.
+TEST(DcBatch, ADoorbellsWritesShareOneModelledLatency) {
+  constexpr uint32_t kWrites = 8;
+  PoolRig rig(1, slow_acknowledgement());
+  const nic::QpHandle& dci = rig.handles[0];
+  uint64_t end = 0;
+  ASSERT_EQ((gda::post_batch<Policy>(
+                dci, kWrites, gda::dc_value_wqebbs(gda::AvForm::compact, 8), gda::Completion::signaled, &end,
+                [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, gda::Completion) {
+                  return gda::write_dc_write_value_wqe(qp, index, rig.destination[i % 2], gda::AvForm::compact,
+                                                       uint64_t{0x500} + i, 8, rig.address(i % 2, i),
+                                                       rig.mr[i % 2].rkey, gda::Completion::signaled);
+                })),
+            gda::Status::ok);
+  uint64_t stamps[kWrites];
+  for (uint32_t i = 0; i < kWrites; ++i) {
+    ASSERT_TRUE(wait_raw_cqe(dci, i)) << "no CQE " << i;
+    const auto& e = dci.send_cq.cqes[i & (dci.send_cq.cqe_count - 1)];
+    ASSERT_EQ(m::cqe_opcode(e.op_own), m::MLX5_CQE_REQ) << "CQE " << i;
+    stamps[i] = e.timestamp.value();
+  }
+  for (uint32_t i = 0; i < kWrites; ++i) EXPECT_EQ(rig.word(i % 2, i), uint64_t{0x500} + i) << "write " << i;
+  EXPECT_LT(stamps[kWrites - 1] - stamps[0], uint64_t{slow_acknowledgement().data_to_cqe_ns})
+      << "the burst's CQEs were released one modelled latency apart, not together";
+  EXPECT_EQ(rig.connects(0), kWrites / 2) << "every switch of DCT connects";
+  EXPECT_EQ(rig.connects(1), kWrites / 2);
+}
+
+// Under a profile the batch keeps the DC syndromes and the order: the WQE before a wrong dc_key
+// lands, the bad one completes in error, the one after it moves nothing and is flushed.
+TEST(DcBatch, AWrongKeyInABatchFailsThereAndFlushesTheRest) {
+  PoolRig rig(1, connect_only());
+  const nic::QpHandle& dci = rig.handles[0];
+  const nic::DctEndpoint e = rig.dct[0]->endpoint();
+  const gda::DcDestination wrong = gda::dc_destination(e.dctn, e.dc_key ^ 1, e.lid);
+  uint64_t end = 0;
+  ASSERT_EQ((gda::post_batch<Policy>(
+                dci, 3, gda::dc_value_wqebbs(gda::AvForm::full, 8), gda::Completion::signaled, &end,
+                [&](const nic::QpHandle& qp, uint64_t index, uint32_t i, gda::Completion c) {
+                  return gda::write_dc_write_value_wqe(qp, index, i == 1 ? wrong : rig.destination[0],
+                                                       gda::AvForm::full, uint64_t{0x900} + i, 8,
+                                                       rig.address(0, i), rig.mr[0].rkey, c);
+                })),
+            gda::Status::ok);
+  ASSERT_TRUE(wait_raw_cqe(dci, 0));
+  ASSERT_TRUE(wait_raw_cqe(dci, 1));
+  const auto* error = reinterpret_cast<const m::mlx5_err_cqe*>(&dci.send_cq.cqes[0]);
+  const auto* flush = reinterpret_cast<const m::mlx5_err_cqe*>(&dci.send_cq.cqes[1]);
+  EXPECT_EQ(m::cqe_opcode(error->op_own), m::MLX5_CQE_REQ_ERR);
+  EXPECT_EQ(error->syndrome, m::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  EXPECT_EQ(error->wqe_counter.value(), gda::dc_value_wqebbs(gda::AvForm::full, 8));  // WQE 1
+  EXPECT_EQ(flush->syndrome, m::MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  EXPECT_EQ(rig.word(0, 0), 0x900u);
+  EXPECT_EQ(rig.word(0, 1), 0u);
+  EXPECT_EQ(rig.word(0, 2), 0u) << "a WQE after the failure moved its payload";
 }
 
 }  // namespace

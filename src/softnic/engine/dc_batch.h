@@ -1,0 +1,220 @@
+// DC WRITEs under a timing profile, a batch at a time (docs/dc.md, "Execution"). Before, every DC
+// WQE ran alone (serve_alone -> execute_dc_write) and waited its whole modelled latency in the
+// engine warp, one WQE after the other, behind a chain of some twenty dependent memory round trips
+// of its own (refresh, stage, ctrl, fabric, DCT, keys, connect, pipe): on the H200 a DCI moved one
+// write per ~13 us (Figure 10b: 4.9 Mmsg/s from 64 DCIs on 64 warps) and a burst held its warp
+// long enough to starve the engine watchdog's heartbeat.
+//
+// A batch is what RC's window is for a connected QP (window.h finish_window): up to 32 announced
+// DC WRITEs (inline, or one data segment; each naming its own DCT), lane k checking WQE k against
+// the DCT its address vector names (check_dc_write: the same checks and syndromes as the WQE run
+// alone), one pacing for the batch (the pipe claimed for its messages and bytes, the DC connects
+// the connect rule gives its WQEs added to the doorbell's latency), one wait for the payloads, one
+// for the CQEs. So a burst pays one modelled latency per batch, not per WQE, and the warp is held
+// for a batch's modelled latency exactly as an RC window holds it: RC's window, too, waits in its
+// warp (pace_payloads' wait_until, then data_to_cqe_ns); nothing in the engine releases a CQE at a
+// later time without waiting for it.
+//
+// The connect rule (dc_timing.h) per WQE, as one at a time: WQE k connects when its DCT is not the
+// one WQE k - 1 named (WQE 0: the DCI's dc_connected); the DCI stays connected to the batch's last
+// DCT when more is announced after it, else disconnects. The connection-state model (its send side
+// once per batch for the DCI, a reconnect miss at each change of destination; its receive side per
+// WQE at the DCT's NIC), the DCT's connect and rx counters: per WQE, as before.
+//
+// `fast` never comes here (serve_window takes a DCI's WQEs through serve_alone, no clock read).
+#pragma once
+
+#include <cstdint>
+
+#include "connection_state.h"
+#include "dc_timing.h"
+#include "execute.h"
+#include "lanes.h"
+#include "pipe.h"
+#include "window.h"
+
+namespace dissect::softnic {
+
+// Phase 1 for the staged WQEBB at `offset`: the size of the DC WRITE starting there if it can
+// join a batch (announced and staged in full; inline or one data segment), else 0: a WQE that
+// cannot (a NOP, a gather, another opcode, a bad ds or ctrl) runs alone when it is first, through
+// execute_and_retire, which gives it its outcome.
+DISSECT_HD inline uint8_t dc_batch_wqe_size(const QpContext& v, const mlx5::send_ring& staged,
+                                            uint32_t offset, uint32_t available) {
+  using namespace mlx5;
+  const uint64_t start = v.sq_consumer + offset;
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
+  const uint32_t ds = ctrl_ds(ctrl);
+  if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != v.qpn || ds == 0) return 0;
+  const uint32_t wqebbs = wqebbs_for_ds(ds);
+  if (offset + wqebbs > available || offset + wqebbs > WINDOW_LANES) return 0;
+  if (ctrl_opcode(ctrl) != MLX5_OPCODE_RDMA_WRITE || ds < 1 + DC_AV_COMPACT_DS + 2) return 0;
+  const uint32_t payload_at = 1 + read_dc_address(staged, start).av_ds + 1;
+  if (ds < payload_at + 1) return 0;
+  const auto* data = reinterpret_cast<const mlx5_wqe_data_seg*>(staged.segment(start, payload_at));
+  const bool is_inline = (data->byte_count.value() & MLX5_INLINE_SEG) != 0;
+  return (is_inline || ds == payload_at + 1) ? static_cast<uint8_t>(wqebbs) : 0;
+}
+
+// The DCI's connection tag of the DC WQE at `start` of the stage, from its AV alone (the LID is
+// the target NIC's id + 1: lid_of_nic), so a lane reads its predecessor's without its lookups.
+DISSECT_HD inline uint32_t staged_dc_tag(const mlx5::send_ring& staged, uint64_t start) {
+  const DcAddress a = read_dc_address(staged, start);
+  return dc_connection_tag(static_cast<uint32_t>(a.rlid) - 1u, a.dctn);
+}
+
+// What lane k keeps of WQE k between the phases (in its registers on the GPU: Lanes::SLOTS).
+struct DcLane {
+  NicTables* nic;        // the DCT's NIC, as this engine reaches it (checks passed)
+  DctContext* dct;
+  uint32_t tag;          // dc_connection_tag of its DCT
+  uint32_t received;     // its target pipe's claim ends this long after the doorbell was seen (ns)
+  bool connect;          // the connect rule: this WQE connects first
+  bool send_miss;        // the connection-state model: the DCI's context missed (or re-installed)
+};
+
+// A batch's inline payload from the stage (its offset in the WQE follows the AV), or a pointer
+// payload from its registered source.
+DISSECT_HD inline void perform_dc_payload(const mlx5::send_ring& staged, uint64_t start, const WritePlan& plan) {
+  if (plan.source == nullptr) {
+    mlx5::copy_from_wqe(staged, start, plan.payload_at * mlx5::MLX5_SEND_WQE_DS + 4, plan.destination,
+                        static_cast<uint32_t>(plan.length));
+  } else if (overlaps(plan)) {
+    copy_bytes(plan.destination, plan.source, plan.length);
+  } else {
+    copy_unaliased(plan.destination, plan.source, plan.length);
+  }
+}
+
+// Lane k's share of the batch's pacing: its connect, its send-side lookup, its receive side.
+DISSECT_HD inline void pace_dc_lane(NicTables& local, const QpContext& v, const mlx5::send_ring& staged,
+                                    const WindowWqe* wqes, uint32_t k, DcLane& l) {
+  const TimingProfile& p = local.profile;
+  const uint64_t start = v.sq_consumer + wqes[k].offset;
+  const uint32_t previous = k == 0 ? v.dc_connected : staged_dc_tag(staged, v.sq_consumer + wqes[k - 1].offset);
+  l.tag = staged_dc_tag(staged, start);
+  l.connect = l.tag != previous;
+  // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
+  if (l.connect) fetch_add<Scope::system>(&l.dct->connects, 1u);
+  l.send_miss = false;
+  l.received = 0;
+  if (!connection_model(p)) return;
+  const uint32_t to = l.tag & 0x7fffffffu;  // dc_connection_state's destination word
+  const uint32_t before = k == 0 ? v.dc_destination
+                                 : previous & 0x7fffffffu;
+  if (p.send_context_miss_ns != 0 && local.qp_cache != nullptr) {
+    const bool installed = k != 0 || install_context(local.qp_cache, p.qp_cache_entries, v.qpn);
+    l.send_miss = !installed || before != to;  // a new destination re-installs the DCI's context
+    count_lookup(local, false, l.send_miss);
+  }
+  if (l.nic != &local) {
+    const uint64_t received = receive_processing(*l.nic, *l.nic, RemoteWindow{},
+                                                 dc_responder_key(local.nic_id, v.qpn, l.dct->dctn), 1);
+    const uint64_t after = received > v.doorbell_seen_ns ? received - v.doorbell_seen_ns : 0;
+    l.received = after < 0xffffffffu ? static_cast<uint32_t>(after) : 0xffffffffu;
+  }
+}
+
+// The batch's pacing (leader): its pipe claim, then the time its payloads may move (ns): the
+// doorbell's latency with the batch's connects, the pipe's slot, the targets' pipes, the latest.
+// Updates the DCI's connect-rule and destination words in the QpContext and the warp's copy.
+DISSECT_HD inline uint64_t pace_dc_batch(NicTables& local, QpContext& qp, QpContext& v, uint32_t moved,
+                                         uint64_t bytes, bool pointers, uint32_t connects, uint32_t misses,
+                                         uint32_t received, uint32_t last_tag, uint64_t end) {
+  const TimingProfile& p = local.profile;
+  uint64_t ready = dc_data_ready_ns(p, v.doorbell_seen_ns, pointers, connects);
+  const uint64_t from_targets = v.doorbell_seen_ns + received;
+  if (from_targets > ready) ready = from_targets;
+  double units = pipe_ns(p, moved, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
+  units += static_cast<double>(misses) * p.send_context_miss_ns * PIPE_UNITS_PER_NS;
+  if (units > 0) {
+    const uint64_t slot = claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+    if (slot > ready) ready = slot;
+  }
+  // Idle after the batch's last WQE: disconnected (the connect rule).
+  v.dc_connected = qp.dc_connected = end < v.sq_target ? last_tag : 0;
+  if (connection_model(p)) v.dc_destination = qp.dc_destination = last_tag & 0x7fffffffu;
+  return ready;
+}
+
+// One DC batch of `qp` (open, in RTS, a DCI, a timing profile; open_window made w.copy its fresh
+// copy). `Completion`: the scope of the CQEs' and payloads' observers (EngineFlags).
+template <Scope Completion, typename Lanes>
+DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpContext& qp,
+                                              const NicTables& local) {
+  QpContext& v = w.copy->view;
+  const mlx5::send_ring staged = w.staged();
+  const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
+  lanes.each(probe, [&](uint32_t i) { stage_wqebb(v, staged, v.sq_consumer + i); });
+  lanes.each(probe, [&](uint32_t i) { w.wqebbs_at[i] = dc_batch_wqe_size(v, staged, i, w.available); });
+  lanes.leader([&] { w.count = chain_window(w, 0, 0); });
+  if (w.count == 0) return serve_alone(lanes, qp, local);  // its outcome, one at a time
+
+  DcLane lane[Lanes::SLOTS];
+  lanes.each(w.count, [&](uint32_t k) {
+    WindowWqe& x = w.wqe[k];
+    const uint64_t start = v.sq_consumer + x.offset;
+    const mlx5::mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
+    x.opcode = mlx5::ctrl_opcode(ctrl);
+    x.signaled = mlx5::ctrl_signaled(ctrl);
+    uint32_t segments = 0;
+    DcLane& l = lane[lanes.slot(k)];
+    x.syndrome = check_dc_write(v, staged, local, start, ctrl, mlx5::ctrl_ds(ctrl), &x.plan, &segments,
+                                &l.nic, &l.dct);
+  });
+  // A warp's lanes copy at once: the batch ends before a WQE overwriting an earlier one's bytes.
+  const uint32_t count = Lanes::IN_TURN ? w.count : disjoint_prefix(lanes, w, w.count);
+  const uint32_t failures = lanes.ballot(count, [&](uint32_t k) { return w.wqe[k].syndrome != 0; });
+  const uint32_t moved = failures ? lowest_set_bit(failures) : count;
+  const uint32_t executed = failures ? moved + 1 : count;
+
+  uint64_t data_ready = 0;  // leader only
+  NicTables& nic = const_cast<NicTables&>(local);  // written only through atomics (pipe, counters)
+  if (moved != 0) {
+    lanes.each(moved, [&](uint32_t k) { pace_dc_lane(nic, v, staged, w.wqe, k, lane[lanes.slot(k)]); });
+    const uint32_t connects = popcount(lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].connect; }));
+    const uint32_t misses = popcount(lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].send_miss; }));
+    const bool pointers = lanes.ballot(moved, [&](uint32_t k) { return w.wqe[k].plan.source != nullptr; }) != 0;
+    const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
+    uint32_t received = 0;
+    for (uint32_t k = 0; k < moved; ++k) {
+      const uint32_t r = lanes.pick(k, [&](uint32_t j) { return lane[lanes.slot(j)].received; });
+      if (r > received) received = r;
+    }
+    const uint32_t last_tag = lanes.pick(moved - 1, [&](uint32_t j) { return lane[lanes.slot(j)].tag; });
+    const WindowWqe& last = w.wqe[moved - 1];
+    const uint64_t end = v.sq_consumer + last.offset + last.wqebbs;
+    lanes.leader([&] {
+      data_ready = pace_dc_batch(nic, qp, v, moved, bytes, pointers, connects, misses, received, last_tag, end);
+      wait_until(data_ready);
+    });
+    lanes.each(moved, [&](uint32_t k) { perform_dc_payload(staged, v.sq_consumer + w.wqe[k].offset, w.wqe[k].plan); });
+    lanes.sync();
+    lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });  // the CQEs after the acks
+  }
+
+  const uint32_t cqe_mask =
+      lanes.ballot(executed, [&](uint32_t k) { return w.wqe[k].signaled != 0 || w.wqe[k].syndrome != 0; });
+  const uint64_t stamp = cqe_mask != 0 ? now_ns() : 0;
+  const uint64_t first_cqe = reserve_window_cqes(lanes, v.send_cq, popcount(cqe_mask));
+  lanes.each(executed, [&](uint32_t k) {
+    if ((cqe_mask >> k) & 1) {
+      complete_window_wqe<Completion>(v, w.wqe[k], first_cqe + popcount(cqe_mask & ((1u << k) - 1)), stamp);
+    }
+    if (k < moved) {  // atomic: DCIs of other warps or threads write through one DCT
+      add_relaxed<TABLE_SCOPE>(&lane[lanes.slot(k)].dct->rx_bytes, w.wqe[k].plan.length);
+      add_relaxed<TABLE_SCOPE>(&lane[lanes.slot(k)].dct->rx_packets, uint64_t{1});
+    }
+  });
+  WindowTally tally{};
+  tally.executed = executed;
+  tally.cqes = popcount(cqe_mask);
+  tally.writes = 0;  // the DCTs' rx counters, above: no connected responder
+  tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
+  tally.failed = failures != 0;
+  const WindowWqe& last = w.wqe[executed - 1];
+  lanes.leader([&] { retire_window(qp, v, nullptr, tally, last.offset + last.wqebbs); });
+  return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
+}
+
+}  // namespace dissect::softnic
