@@ -24,7 +24,8 @@ std::string two_rank_launch_hint(const std::string& experiment) {
          " --provider mlx5` on each node (docs/hardware.md)";
 }
 
-void check_mlx5_device(const std::vector<std::string>& found, const std::string& wanted) {
+void check_mlx5_device(const std::vector<std::string>& found, const std::string& wanted,
+                       const std::string& flag) {
   if (wanted.empty() && found.empty()) {
     throw InvalidArgument(
         "--provider mlx5 needs an RDMA device, and rdma-core lists no mlx5 device on this host "
@@ -34,7 +35,7 @@ void check_mlx5_device(const std::vector<std::string>& found, const std::string&
   for (const auto& name : found) {
     if (name == wanted) return;
   }
-  throw InvalidArgument("--device " + wanted + ": no such mlx5 RDMA device on this host (rdma-core "
+  throw InvalidArgument(flag + " " + wanted + ": no such mlx5 RDMA device on this host (rdma-core "
                         "lists: " + joined(found) + ")");
 }
 

@@ -3,7 +3,9 @@
 // CPU worker per (rank, destination rank)). Two launch modes, the same rig and kernels
 // (moe_rig.h): every rank in this process on one GPU, or one rank per process when the process
 // was launched as one of several (DISSECT_RANK / DISSECT_WORLD_SIZE, or mpirun / srun: the
-// bootstrap reads their variables), each process on GPU local_rank % devices.
+// bootstrap reads their variables), each process on GPU local_rank % devices. --provider mlx5
+// (moe_provider.h, moe_rig_mlx5.cpp): one rank per process only, mini-gda, each process on a
+// ConnectX of its own; the same kernels, the endpoints exchanged through the bootstrap.
 //
 // Per sample: reset the per-call counters, flush L2 (256 MB overwritten, as DeepEP's bench does),
 // time the dispatch kernel with CUDA events (one process: the launch is the barrier, every rank
@@ -32,6 +34,7 @@
 #include "dissect/softnic/gpu_engine.h"
 #include "gpu_command.h"
 #include "harness.cuh"
+#include "moe_provider.h"
 #include "moe_report.h"
 #include "moe_rig.h"
 
@@ -89,7 +92,6 @@ void parse_shape(const Arguments& a, bool processes, moe::MoeShape& s) {
 }
 
 Config parse(const Arguments& a, bool processes) {
-  a.provider({"softnic"});
   Config c;
   const std::string transport = a.choice("transport", "mini-gda", {"mini-gda", "mini-proxy"},
                                          "who posts: the GPU warps through mini-gda, or mini-proxy's CPU workers");
@@ -119,6 +121,7 @@ Config parse(const Arguments& a, bool processes) {
                 flag_help::ENGINE_WARPS));
   c.rig.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.rig.nic_profile);  // refused here, by name, before anything runs
+  moe_provider::parse(a, processes, c.rig);    // --provider and its knobs (moe_provider.h)
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : 3, 1, 100, flag_help::RUNS));
   c.iterations = static_cast<uint32_t>(a.integer("iterations", quick ? 20 : 50, 1, 100000,
                                                  "timed dispatch + combine samples per run"));
@@ -133,6 +136,7 @@ moe::LaunchFingerprint fingerprint(const Config& c) {
   const moe::MoeShape& s = c.rig.shape;
   f.hidden = s.hidden, f.top_k = s.top_k, f.experts = s.experts, f.ranks = s.ranks, f.tokens = s.tokens;
   f.transport = static_cast<uint32_t>(c.rig.transport);
+  f.provider = c.rig.provider == "mlx5" ? 1 : 0;
   f.doorbell_batch = c.rig.doorbell_batch, f.warps_per_rank = c.rig.warps_per_rank;
   f.seed = c.rig.routing.seed, f.masked_fraction = c.rig.routing.masked_fraction;
   f.runs = c.runs, f.samples_per_run = c.warmup + c.iterations;
@@ -147,6 +151,7 @@ std::unique_ptr<bs::Bootstrap> join_launch(Config& c, int devices) {
   if (!error.empty()) throw InvalidArgument(error);
   moe::check_fingerprints(bs::allgather_value(*group, fingerprint(c)), group->rank());
   c.rig.device = group->local_rank() % devices;
+  moe_provider::choose_nic(c.rig, group->local_rank(), devices);
   c.rig.group = group.get();
   return group;
 }
@@ -214,6 +219,7 @@ std::string describe_failures(uint32_t run, const std::vector<moe::CheckSummary>
 int run_moe(const Arguments& a, Report& report) {
   const bool processes = launched_as_processes();
   Config c = parse(a, processes);
+  moe_provider::check_host(c.rig);  // mlx5: rdma-core built in and the device there, before any wait
   const int devices = softnic::gpu_runtime_init();
   if (skip_without_cuda_device()) return 0;
   std::unique_ptr<bs::Bootstrap> group = processes ? join_launch(c, devices) : nullptr;
@@ -247,11 +253,12 @@ int run_moe(const Arguments& a, Report& report) {
   }
   const auto env = environment(rig, c);
   Launch launch{processes, group ? group->kind() : "", rank_source(group.get()),
-                group ? static_cast<uint32_t>(group->world_size()) : 1u, distinct(rig.gpus())};
+                group ? static_cast<uint32_t>(group->world_size()) : 1u, distinct(rig.gpus()), rig.nics()};
   rig.shut_down();
   if (group && group->rank() != 0) {
     report.set_served("moe: rank " + std::to_string(group->rank()) + " of " + std::to_string(group->world_size()) +
-                      " (GPU " + std::to_string(c.rig.device) + ") measured and sent its samples and checks to rank 0: " +
+                      " (GPU " + std::to_string(c.rig.device) +
+                      (c.rig.provider == "mlx5" ? ", " + c.rig.mlx5.nic : std::string()) + ") measured and sent its samples and checks to rank 0: " +
                       (valid ? "every rank validated" : "NOT VALIDATED: " + note));
     return valid ? 0 : 1;
   }
@@ -266,7 +273,8 @@ const bool registered = register_experiment(
     {"moe",
      "DeepEP low-latency MoE dispatch and combine (FP8 dispatch, BF16 combine): R ranks on one GPU in one "
      "process, or one rank per process (DISSECT_RANK/DISSECT_WORLD_SIZE or mpirun), --transport "
-     "mini-gda|mini-proxy; DeepEP's per-rank print and pplx-kernels' TSV (--tsv)",
+     "mini-gda|mini-proxy; --provider mlx5: one rank per process on a ConnectX each (mini-gda); DeepEP's "
+     "per-rank print and pplx-kernels' TSV (--tsv)",
      run_moe, false});
 
 }  // namespace

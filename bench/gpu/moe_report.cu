@@ -1,5 +1,6 @@
 #include "moe_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -73,11 +74,17 @@ Result phase_result(const Config& c, const Launch& launch, const char* phase, co
                     std::vector<std::pair<std::string, std::string>> environment) {
   const moe::MoeShape& s = c.rig.shape;
   const bool gda = c.rig.transport == gpu::MoeTransportKind::mini_gda;
+  const bool mlx5 = c.rig.provider == "mlx5";
   Result r;
   r.experiment = "moe";
   r.label = std::string(phase) + ", " + std::to_string(s.ranks) + " ranks, " + std::to_string(s.tokens) +
             " tokens, " + launch.short_text();
-  r.engine = "gpu-kernel";
+  r.engine = mlx5 ? "none (the NIC executes the WQEs)" : "gpu-kernel";
+  if (mlx5) {
+    r.provider = "mlx5";
+    r.nic_model = "ConnectX through rdma-core (" + c.rig.mlx5.nic + " on rank 0): GPU-resident DEVX queues, " +
+                  (c.rig.mlx5.cpu_assisted ? "CPU-assisted doorbells" : "the UAR mapped into the GPU");
+  }
   r.placement = "gpu";
   r.submitter = gda ? "gpu-warp" : "proxy-worker";
   r.pe_layout = std::to_string(s.ranks) + " PEs, " +
@@ -90,9 +97,10 @@ Result phase_result(const Config& c, const Launch& launch, const char* phase, co
         "issue share from globaltimer stamps";
   r.knobs = {{"phase", phase}, {"transport", gpu::to_string(c.rig.transport)},
              {"launch", launch.processes ? "one rank per process (" + launch.bootstrap + " bootstrap, ranks from " +
-                                               launch.rank_source + ", CUDA IPC arenas)"
+                                               launch.rank_source +
+                                               (mlx5 ? ", arenas registered with each rank's ConnectX)" : ", CUDA IPC arenas)")
                                          : std::string("every rank in one process")},
-             {"ordering", gda ? "gpu-release-store" : "tuned handoff, shared rings"},
+             {"ordering", mlx5 ? "system-release-store" : gda ? "gpu-release-store" : "tuned handoff, shared rings"},
              {"hidden", std::to_string(s.hidden)}, {"top_k", std::to_string(s.top_k)},
              {"experts", std::to_string(s.experts)}, {"tokens", std::to_string(s.tokens)},
              {"ranks", std::to_string(s.ranks)}, {"seed", std::to_string(c.rig.routing.seed)},
@@ -105,10 +113,22 @@ Result phase_result(const Config& c, const Launch& launch, const char* phase, co
              {"message_bytes", std::to_string(std::string(phase) == "dispatch" ? moe::dispatch_message_bytes(s)
                                                                             : moe::combine_message_bytes(s))},
              {"engine_warps", std::to_string(c.rig.engine_ctas) + " CTAs x " + std::to_string(c.rig.engine_warps_per_cta) + " warps"},
-             {"nic_profile", softnic::profile_name(softnic::timing_profile(c.rig.nic_profile))},
+             {"nic_profile", mlx5 ? "" : softnic::profile_name(softnic::timing_profile(c.rig.nic_profile))},
              {"issue share", "(last post end - first warp start) / (last warp end - first warp start) per rank, "
                              "mean over ranks; post time: the mean warp's time inside the post calls"},
              {"timing", timing}};
+  // The softnic's knobs for its results only: a ConnectX has no engine and its times are its own.
+  if (mlx5) {
+    r.knobs.erase(std::remove_if(r.knobs.begin(), r.knobs.end(),
+                                 [](const auto& k) { return k.first == "engine_warps" || k.first == "nic_profile"; }),
+                  r.knobs.end());
+    std::string nics;
+    for (const std::string& n : launch.nics) nics += (nics.empty() ? "" : ",") + n;
+    r.knobs.push_back({"nic", c.rig.mlx5.nic});
+    r.knobs.push_back({"rank nics", nics});
+    r.knobs.push_back({"gid_index", std::to_string(c.rig.mlx5.gid_index)});
+    r.knobs.push_back({"doorbell", c.rig.mlx5.cpu_assisted ? "cpu-assisted" : "direct"});
+  }
   if (!gda) {
     const uint32_t per_process = launch.processes ? s.ranks : s.ranks * s.ranks;
     r.knobs.push_back({"proxy_workers", std::to_string(per_process) + " CPU threads per process (a worker per "
@@ -131,9 +151,10 @@ Result phase_result(const Config& c, const Launch& launch, const char* phase, co
 void print_deepep(const Config& c, const Launch& launch, const std::vector<uint64_t>& selections,
                   const PhaseSeries& d, const PhaseSeries& m) {
   const moe::MoeShape& s = c.rig.shape;
-  std::printf("moe: DeepEP low-latency, %u ranks, %s on %u GPU(s) (softnic: a model, not a ConnectX), "
-              "transport %s\n", s.ranks, launch.short_text().c_str(), launch.distinct_gpus,
-              gpu::to_string(c.rig.transport));
+  const std::string nic = c.rig.provider == "mlx5" ? "mlx5: a ConnectX per rank, rank 0 on " + c.rig.mlx5.nic
+                                                   : std::string("softnic: a model, not a ConnectX");
+  std::printf("moe: DeepEP low-latency, %u ranks, %s on %u GPU(s) (%s), transport %s\n", s.ranks,
+              launch.short_text().c_str(), launch.distinct_gpus, nic.c_str(), gpu::to_string(c.rig.transport));
   for (uint32_t r = 0; r < s.ranks; ++r) {
     const double dt = mean(d.rank_latency.at(r)), ct = mean(m.rank_latency.at(r));
     const double db = double(selections[r]) * moe::dispatch_message_bytes(s) / 1e9 / (dt * 1e-6);

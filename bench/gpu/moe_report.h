@@ -19,6 +19,7 @@ struct Launch {
   std::string rank_source;       // who numbered the ranks: "DISSECT_RANK", "Open MPI (...)", "MPI_COMM_WORLD"
   uint32_t processes_count = 1;  // processes of the launch
   uint32_t distinct_gpus = 1;    // GPUs the ranks ran on
+  std::vector<std::string> nics; // mlx5: every rank's "host:mlx5_X"; empty on the softnic
   std::string short_text() const;  // "1 process", "8 processes (environment)"
 };
 

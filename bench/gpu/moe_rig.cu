@@ -19,6 +19,10 @@ namespace {
 // GPU-scope release stores (DeepEP's st.release.gpu): the engine is a kernel on this GPU, and the
 // queues and arenas are in its memory, so GPU scope orders the WQE before the doorbell for it.
 using GdaTransport = moe::GdaTransport<gda::ordering::gpu_release_store>;
+// A ConnectX (--provider mlx5): the NIC reads the WQEs from GPU memory after the doorbell record
+// (pinned host memory) and the UAR store (or a host forwarder's, cpu-assisted), all outside the
+// GPU, so the stores before them are released at system scope (st.release.sys; nic.h).
+using GdaSystemTransport = moe::GdaTransport<gda::ordering::system_release_store>;
 using moe::ProxyTransport;
 
 __device__ void note_failure(uint32_t* failure, gda::Status s) {
@@ -105,6 +109,14 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
     throw std::invalid_argument("moe: warps per rank " + std::to_string(o.warps_per_rank) +
                                 " is not a positive multiple of 8");
   }
+  if (o.provider != "softnic" && o.provider != "mlx5") {
+    throw std::invalid_argument("moe: provider '" + o.provider + "': softnic or mlx5");
+  }
+  if (o.provider == "mlx5" && (o.group == nullptr || o.transport != MoeTransportKind::mini_gda)) {
+    throw std::invalid_argument(std::string("moe: the mlx5 provider runs one rank per process on mini-gda; this "
+                                            "rig was asked for ") + (o.group ? "one rank per process" : "every rank in one process") +
+                                " on " + to_string(o.transport));
+  }
   ctas_per_rank_ = o.warps_per_rank / MOE_WARPS_PER_CTA;
   first_rank_ = o.group ? static_cast<uint32_t>(o.group->rank()) : 0;
   local_ranks_ = o.group ? 1 : o.shape.ranks;
@@ -128,7 +140,11 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
   peers_.resize(o.shape.ranks);
   for (uint32_t i = 0; i < local_ranks_; ++i) open_rank(first_rank_ + i, a);
   if (o.group) {
-    exchange_and_connect();
+    if (on_mlx5()) {
+      exchange_and_connect_mlx5();
+    } else {
+      exchange_and_connect();
+    }
   } else {
     char pci[32] = {};
     check_cuda(cudaDeviceGetPCIBusId(pci, sizeof pci - 1, o.device), "moe: GPU PCI address");
@@ -143,6 +159,7 @@ GpuMoeRig::GpuMoeRig(const GpuMoeOptions& o) : options_(o), layout_(moe::arena_l
 // One process: one NIC for every rank. One rank per process: this rank's NIC with an IPC arena
 // large enough for the rank's arena, its queues and the tables (softnic/ipc.h).
 void GpuMoeRig::open_nic() {
+  if (options_.provider == "mlx5") return open_mlx5();
   softnic::SoftNicOptions n = softnic::gpu_engine_options();
   n.device = options_.device;
   n.engine_ctas = options_.engine_ctas;
@@ -164,6 +181,11 @@ GpuMoeRig::~GpuMoeRig() {
   proxies_.clear();
   for (auto& r : ranks_) r->qps.clear();
   for (auto& r : ranks_) r->pd.reset();
+  // The softnic frees what it allocated with itself; the mlx5 provider's GPU blocks are the
+  // caller's to release (after the PD deregistered the arena).
+  if (mlx5_) {
+    for (auto& r : ranks_) if (r->arena) mlx5_->release(r->arena);
+  }
   for (void* p : device_memory_) cudaFree(p);
   for (cudaEvent_t e : events_) if (e) cudaEventDestroy(e);
   if (stream_) cudaStreamDestroy(stream_);
@@ -171,8 +193,8 @@ GpuMoeRig::~GpuMoeRig() {
 
 void GpuMoeRig::open_rank(uint32_t r, const nic::QpAttributes& attributes) {
   auto rank = std::make_unique<Rank>();
-  rank->pd = nic_->create_pd();
-  rank->arena = static_cast<uint8_t*>(nic_->allocate(layout_.bytes, nic::Placement::gpu));
+  rank->pd = nic().create_pd();
+  rank->arena = static_cast<uint8_t*>(nic().allocate(layout_.bytes, nic::Placement::gpu));
   check_cuda(cudaMemset(rank->arena, 0, layout_.bytes), "moe: arena");
   rank->mr = rank->pd->register_memory(rank->arena, layout_.bytes, nic::ACCESS_ALL);
   for (uint32_t q = 0; q < qps_per_rank(); ++q) rank->qps.push_back(rank->pd->create_qp(attributes));
@@ -268,10 +290,12 @@ void GpuMoeRig::upload_handles() {
 void GpuMoeRig::preload_and_start() {
   softnic::reserve_local_memory(8192);
   const bool gda = options_.transport == MoeTransportKind::mini_gda;
-  dispatch_kernel_ = gda ? reinterpret_cast<const void*>(moe_dispatch_kernel<GdaTransport>)
-                         : reinterpret_cast<const void*>(moe_dispatch_kernel<ProxyTransport>);
-  combine_kernel_ = gda ? reinterpret_cast<const void*>(moe_combine_kernel<GdaTransport>)
-                        : reinterpret_cast<const void*>(moe_combine_kernel<ProxyTransport>);
+  dispatch_kernel_ = on_mlx5() ? reinterpret_cast<const void*>(moe_dispatch_kernel<GdaSystemTransport>)
+                     : gda     ? reinterpret_cast<const void*>(moe_dispatch_kernel<GdaTransport>)
+                               : reinterpret_cast<const void*>(moe_dispatch_kernel<ProxyTransport>);
+  combine_kernel_ = on_mlx5() ? reinterpret_cast<const void*>(moe_combine_kernel<GdaSystemTransport>)
+                    : gda     ? reinterpret_cast<const void*>(moe_combine_kernel<GdaTransport>)
+                              : reinterpret_cast<const void*>(moe_combine_kernel<ProxyTransport>);
   const void* kernels[] = {reinterpret_cast<const void*>(moe_reset_kernel), dispatch_kernel_,
                            reinterpret_cast<const void*>(moe_experts_kernel), combine_kernel_,
                            reinterpret_cast<const void*>(l2_flush_kernel),
@@ -281,25 +305,39 @@ void GpuMoeRig::preload_and_start() {
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options_.device), "moe: SMs");
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_dispatch, dispatch_kernel_, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
   check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_combine, combine_kernel_, MOE_WARPS_PER_CTA * 32, 0), "moe: occupancy");
-  const int resident = std::min(per_sm_dispatch, per_sm_combine) * (sms - static_cast<int>(options_.engine_ctas));
+  const int engine_ctas = nic_ ? static_cast<int>(options_.engine_ctas) : 0;  // a ConnectX runs no engine kernel
+  const int resident = std::min(per_sm_dispatch, per_sm_combine) * (sms - engine_ctas);
   const uint32_t wanted = ctas_per_rank_ * local_ranks_;
   if (resident < static_cast<int>(wanted)) {
     throw std::invalid_argument("moe: " + std::to_string(wanted) + " CTAs (" + std::to_string(options_.warps_per_rank) +
                                 " warps per rank x " + std::to_string(local_ranks_) +
-                                " ranks in this process) cannot all be resident beside " + std::to_string(options_.engine_ctas) +
+                                " ranks in this process) cannot all be resident beside " + std::to_string(engine_ctas) +
                                 " engine CTAs: at most " + std::to_string(resident) + "; lower --warps-per-rank");
   }
   // One rank per process: every peer's import is open before any engine of the launch starts
   // (softnic/ipc.h, step 3).
   if (options_.group) options_.group->barrier();
-  nic_->start();
+  if (nic_) nic_->start();
   for (auto& p : proxies_) p->start();
+}
+
+nic::Nic& GpuMoeRig::nic() const {
+  if (nic_) return *nic_;
+  return *mlx5_;
+}
+
+void GpuMoeRig::wait_stream(const char* what) const {
+  if (nic_) return wait_for_stream(stream_, *nic_, what, 60);
+  const std::string device = options_.mlx5.nic;
+  wait_for_stream(stream_, what, 60, [device] {
+    return "provider mlx5 (" + device + "): no engine to describe; a NIC error shows as a warp's error CQE status";
+  });
 }
 
 void GpuMoeRig::check_failure(const char* phase) const {
   uint32_t failed = 0;
   check_cuda(cudaMemcpyAsync(&failed, failure_, 4, cudaMemcpyDeviceToHost, stream_), "moe: status");
-  wait_for_stream(stream_, *nic_, phase, 60);
+  wait_stream(phase);
   if (failed != 0) {
     throw std::runtime_error(std::string("moe ") + phase + ": a warp returned " +
                              to_string(static_cast<gda::Status>(failed)) + " (the line above names the rank and expert)");
@@ -351,7 +389,7 @@ template <typename T>
 std::vector<T> GpuMoeRig::read(const uint8_t* device, size_t count) const {
   std::vector<T> out(count);
   check_cuda(cudaMemcpyAsync(out.data(), device, sizeof(T) * count, cudaMemcpyDeviceToHost, stream_), "moe: read-back");
-  wait_for_stream(stream_, *nic_, "moe: read-back", 60);
+  wait_stream("moe: read-back");
   return out;
 }
 

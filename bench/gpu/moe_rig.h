@@ -18,6 +18,13 @@
 // producers (the warps write descriptors into mapped host rings with the tuned handoff; each
 // rank's Proxy has a CPU worker per destination rank, whose host-resident QP the GPU engine reads).
 //
+// The provider (GpuMoeOptions::provider): the softnic above, or mlx5 (moe_rig_mlx5.cpp): one rank
+// per process only, each process on a ConnectX of its own through the mlx5 provider: its arena in
+// GPU memory registered with the NIC (dma-buf, else nvidia-peermem), its QPs GPU-resident (DEVX),
+// the endpoints (QPN, LID, GID), arena address and rkey exchanged through the bootstrap
+// (moe/rank_offer.h). The same phase kernels, with system-scope release stores for the doorbell
+// (the NIC and a CPU doorbell forwarder observe them outside the GPU). mini-gda only.
+//
 // Everything is allocated and every kernel loaded before the engine starts (gpu_engine.h HAZARDS).
 #pragma once
 
@@ -42,6 +49,13 @@ namespace dissect::bench::gpu {
 enum class MoeTransportKind { mini_gda, mini_proxy };
 const char* to_string(MoeTransportKind kind);
 
+// The ConnectX of this process (--provider mlx5).
+struct MoeMlx5Options {
+  std::string nic;              // "mlx5_0"; empty: DISSECT_NIC, else the NIC nearest the GPU
+  uint8_t gid_index = 0;        // the port's GID table index (RoCE v2: a RoCE v2 entry)
+  bool cpu_assisted = false;    // doorbells through the provider's host forwarder, not the UAR
+};
+
 struct GpuMoeOptions {
   MoeTransportKind transport = MoeTransportKind::mini_gda;
   moe::MoeShape shape;
@@ -51,7 +65,9 @@ struct GpuMoeOptions {
   uint32_t doorbell_batch = 4;    // DeepEP's kNumRequestInBatch (mini-proxy: the worker's chain)
   uint32_t engine_ctas = 16;
   uint32_t engine_warps_per_cta = 8;
-  std::string nic_profile = "fast";
+  std::string nic_profile = "fast";  // softnic only
+  std::string provider = "softnic";  // or "mlx5": one rank per process (group set), mini-gda
+  MoeMlx5Options mlx5;               // mlx5.nic: the device name, chosen before the rig opens it
   uint64_t timeout_ns = 5'000'000'000ull;
   size_t l2_flush_bytes = 256u << 20;  // DeepEP's bench zeroes 256 MB between samples
   // Null: every rank in this process. Set: one rank per process, this one group->rank() of
@@ -94,6 +110,8 @@ class GpuMoeRig {
   uint32_t local_ranks() const { return local_ranks_; }
   // The PCI address of every rank's GPU, entry r for rank r.
   const std::vector<std::string>& gpus() const { return gpus_; }
+  // mlx5: every rank's "host:mlx5_X", entry r for rank r; empty on the softnic.
+  const std::vector<std::string>& nics() const { return nics_; }
   const GpuMoeOptions& options() const { return options_; }
   uint32_t qps() const;           // of every rank (the launch's)
   uint32_t qps_per_rank() const;  // ranks x local experts (mini-gda) or ranks (mini-proxy)
@@ -111,6 +129,11 @@ class GpuMoeRig {
   void open_rank(uint32_t r, const nic::QpAttributes& attributes);
   void connect();
   void exchange_and_connect();  // one rank per process (moe_rig_group.cu)
+  bool on_mlx5() const { return mlx5_ != nullptr; }
+  nic::Nic& nic() const;        // the softnic or the ConnectX
+  void open_mlx5();             // moe_rig_mlx5.cpp
+  void exchange_and_connect_mlx5();
+  void wait_stream(const char* what) const;  // bounded (60 s), naming `what`
   size_t ipc_arena_bytes() const;
   void open_proxies();
   void upload_handles();
@@ -124,11 +147,13 @@ class GpuMoeRig {
   uint32_t ctas_per_rank_ = 0;
   uint32_t first_rank_ = 0, local_ranks_ = 0;  // the ranks this process holds
   bool shut_down_ = false;
-  std::unique_ptr<softnic::SoftNic> nic_;
+  std::unique_ptr<softnic::SoftNic> nic_;     // the softnic, or null
+  std::unique_ptr<nic::Nic> mlx5_;           // the ConnectX (--provider mlx5), or null
   std::vector<std::unique_ptr<Rank>> ranks_;  // this process's ranks
   std::vector<moe::RankInputs> inputs_;        // every rank's
   std::vector<moe::PeerWindow> peers_;         // every rank's window, as the NIC addresses it
   std::vector<std::string> gpus_;              // every rank's GPU (PCI address)
+  std::vector<std::string> nics_;              // mlx5: every rank's node and NIC
   moe::MoeRankHandle* handles_ = nullptr;  // device array, one per rank of this process
   moe::PeerWindow* device_peers_ = nullptr;
   uint32_t* failure_ = nullptr;            // device word: the first non-ok Status of any warp

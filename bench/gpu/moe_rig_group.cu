@@ -78,10 +78,10 @@ void GpuMoeRig::shut_down() {
   if (shut_down_) return;
   shut_down_ = true;
   for (auto& p : proxies_) p->stop(proxy::StopMode::abandon);
-  nic_->stop();
+  if (nic_) nic_->stop();
   if (options_.group == nullptr) return;
   options_.group->barrier();
-  nic_->close_imports();
+  if (nic_) nic_->close_imports();  // mlx5: the barrier alone (no peer writes to this arena after it)
   options_.group->barrier();
 }
 

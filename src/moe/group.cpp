@@ -63,6 +63,7 @@ void check_fingerprints(const std::vector<LaunchFingerprint>& all, int me) {
     differ("--ranks", m.ranks, p.ranks);
     differ("--tokens", m.tokens, p.tokens);
     differ("--transport (0 mini-gda, 1 mini-proxy)", m.transport, p.transport);
+    differ("--provider (0 softnic, 1 mlx5)", m.provider, p.provider);
     differ("--doorbell-batch", m.doorbell_batch, p.doorbell_batch);
     differ("--warps-per-rank", m.warps_per_rank, p.warps_per_rank);
     differ("--seed", m.seed, p.seed);

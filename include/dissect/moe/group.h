@@ -28,7 +28,7 @@
 namespace dissect::moe {
 
 inline constexpr uint32_t LAUNCH_FINGERPRINT_MAGIC = 0x4c454f4d;  // "MOEL" little-endian
-inline constexpr uint32_t LAUNCH_FINGERPRINT_VERSION = 1;
+inline constexpr uint32_t LAUNCH_FINGERPRINT_VERSION = 2;  // 2: the provider
 
 // What must be the same on every rank of a launch.
 struct LaunchFingerprint {
@@ -36,6 +36,7 @@ struct LaunchFingerprint {
   uint32_t version = LAUNCH_FINGERPRINT_VERSION;
   uint32_t hidden = 0, top_k = 0, experts = 0, ranks = 0, tokens = 0;
   uint32_t transport = 0;        // the rig's MoeTransportKind, as a number
+  uint32_t provider = 0;         // 0 softnic, 1 mlx5 (a rank on a model beside one on a NIC)
   uint32_t doorbell_batch = 0, warps_per_rank = 0;
   uint64_t seed = 0;
   double masked_fraction = 0;

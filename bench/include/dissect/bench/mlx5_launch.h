@@ -9,9 +9,11 @@
 
 namespace dissect::bench {
 
-// `found`: the mlx5 devices rdma-core lists; `wanted`: --device, empty for "any". Throws
-// InvalidArgument naming the missing device (or saying there is none) and what was found.
-void check_mlx5_device(const std::vector<std::string>& found, const std::string& wanted);
+// `found`: the mlx5 devices rdma-core lists; `wanted`: the flag `flag`'s value (--device; moe's
+// is --nic, its --device being the GPU), empty for "any". Throws InvalidArgument naming the flag
+// and the missing device (or saying there is none) and what was found.
+void check_mlx5_device(const std::vector<std::string>& found, const std::string& wanted,
+                       const std::string& flag = "--device");
 
 // Throws InvalidArgument with the two-rank launch commands for `experiment` when the launch
 // variables say one rank (or none), or a world size other than 2. Under an MPI launcher in a build
