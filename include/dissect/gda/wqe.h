@@ -154,19 +154,33 @@ DISSECT_HD inline PayloadBlock load_payload_block(const uint8_t* in, uint32_t bl
 
 // The inline segment: a BE32 header (length | MLX5_INLINE_SEG) and the payload, padded to 16 B.
 // Chunk 0 holds the header and payload bytes 0..11; chunk c > 0 the last word of payload block
-// c - 1 and the first three of block c. Blocks are loaded a group at a time: 256 B cover 220 B.
+// c - 1 and the first three of block c.
+//
+// The general path loads a group of 16 blocks (256 B) before storing their chunks. A 16-byte-
+// aligned payload of up to 223 B (13 whole blocks and a partial one: Figure 3a's 220 B, the
+// default max_inline) is held in registers whole: 13 blocks, not 15, because at 15 the gpu-rate
+// kernels with telemetry counted took up to 35 registers more (ptxas -v, sm_90).
 inline constexpr uint32_t INLINE_LOAD_GROUP = 16;
+inline constexpr uint32_t INLINE_REGISTER_BLOCKS = 13;
+inline constexpr uint32_t INLINE_REGISTER_MAX = 16 * INLINE_REGISTER_BLOCKS + 15;
 
-// Chunk `c` of the segment, four words in memory order, stored at once (st.v4 on the device).
-DISSECT_HD inline void store_inline_chunk(const nic::QpHandle& qp, uint64_t index, uint32_t c,
-                                          const uint32_t (&words)[4]) {
+// Four words in memory order as one segment (built in registers: st.v4 on the device).
+DISSECT_HD inline Segment chunk_of(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
   Segment s;
 #if defined(__CUDA_ARCH__)
-  *reinterpret_cast<int4*>(&s) = make_int4(words[0], words[1], words[2], words[3]);
+  *reinterpret_cast<int4*>(&s) = make_int4(static_cast<int>(w0), static_cast<int>(w1),
+                                           static_cast<int>(w2), static_cast<int>(w3));
 #else
+  const uint32_t words[4] = {w0, w1, w2, w3};
   std::memcpy(&s, words, sizeof s);
 #endif
-  store_segment(qp.sq.segment(index, 2 + c), s);
+  return s;
+}
+
+// Chunk `c` of the segment, addressed through the ring (it may wrap to slot 0).
+DISSECT_HD inline void store_inline_chunk(const nic::QpHandle& qp, uint64_t index, uint32_t c,
+                                          const uint32_t (&words)[4]) {
+  store_segment(qp.sq.segment(index, 2 + c), chunk_of(words[0], words[1], words[2], words[3]));
 }
 
 // Payload block `block` of a 16-byte-aligned payload: one 16-byte load (ld.v4 on the device).
@@ -181,54 +195,119 @@ DISSECT_HD inline PayloadBlock load_aligned_block(const uint8_t* in, uint32_t bl
   return b;
 }
 
-// The segment from payload blocks 0 .. full - 1, which `load_block(b)` returns, and `tail`, the
-// block after them (zero past `length`: padding the NIC ignores, zeroed so a WQE is deterministic).
-// A group's blocks are loaded, predicated, before any is used: one round trip (loads behind a
-// branch each waited: 0.19 us per 16 B on the H200). Then each chunk is one 16-byte store with no
-// per-word work (a mask on every chunk was 68 SASS instructions a chunk: 0.12 us per 16 B).
-// Unroll: the group, keeping `raw` in registers; 1 for a long loader.
-template <uint32_t Unroll, typename LoadBlock>
+// The 4 and 2 bytes at `p`, aligned to their size, in memory order.
+DISSECT_HD inline uint32_t load_word(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const uint32_t*>(p);
+#else
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+#endif
+}
+DISSECT_HD inline uint32_t load_half(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const uint16_t*>(p);
+#else
+  uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+#endif
+}
+
+// The last `rest` (0..15) bytes of a 16-byte-aligned payload, at `p` (16-byte aligned), as a block
+// zero past them: whole words by 4-byte loads, the bytes after them by a 2- and a 1-byte load, no
+// byte past the payload read (a 16 B load reads up to 15: ASan in the CPU tier checks). Each load
+// is predicated, none behind a branch, all independent of each other.
+DISSECT_HD inline PayloadBlock load_tail_block(const uint8_t* p, uint32_t rest) {
+  const uint32_t words = rest / 4, bytes = rest % 4;
+  uint32_t w[4] = {0, 0, 0, 0};
+  DISSECT_UNROLL
+  for (uint32_t k = 0; k < 3; ++k) w[k] = k < words ? load_word(p + 4 * k) : 0u;
+  const uint8_t* q = p + 4 * words;
+  const uint32_t half = bytes >= 2 ? load_half(q) : 0u;
+  const uint32_t byte = (bytes & 1) != 0 ? uint32_t{q[bytes & 2]} << (8 * (bytes & 2)) : 0u;
+  PayloadBlock t;
+  DISSECT_UNROLL
+  for (uint32_t k = 0; k < 4; ++k) t.w[k] = k < words ? w[k] : k == words ? (half | byte) : 0u;
+  return t;
+}
+
+// The segment of a 16-byte-aligned payload of at most INLINE_REGISTER_MAX bytes at `out`,
+// contiguous (it does not wrap the ring). Every load is issued, predicated, before any store: one
+// round trip for the whole payload (a chunk needs the last word of the block before it; loads
+// behind a branch each waited: 0.19 us per 16 B on the H200). Then each chunk below the partial
+// block is one predicated 16 B store at a constant offset from `out`: no ring address and no
+// branch per chunk (24daf5c: 16 SASS instructions a chunk, each addressed through the ring behind
+// its own branch). The chunk holding the partial block (and the one after it when that block has
+// 13-15 bytes) is stored at its run-time index from the tail's loads and a word load of the word
+// before it, so no register is picked by a run-time index.
+DISSECT_HD inline void write_inline_contiguous(uint8_t* out, const uint8_t* in, uint32_t length) {
+  constexpr uint32_t BLOCKS = INLINE_REGISTER_BLOCKS;
+  const uint32_t full = length / 16, rest = length % 16;
+  const uint32_t header = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
+  PayloadBlock raw[BLOCKS];
+  DISSECT_UNROLL
+  for (uint32_t k = 0; k < BLOCKS; ++k) {
+    if (k < full) raw[k] = load_aligned_block(in, k);
+  }
+  const uint8_t* last = in + 16 * full;
+  const PayloadBlock tail = load_tail_block(last, rest);
+  const uint32_t before = full == 0 ? header : load_word(last - 4);
+  DISSECT_UNROLL
+  for (uint32_t c = 0; c < BLOCKS; ++c) {
+    if (c < full) {
+      store_segment(out + 16 * c, chunk_of(c == 0 ? header : raw[c - 1].w[3], raw[c].w[0],
+                                           raw[c].w[1], raw[c].w[2]));
+    }
+  }
+  store_segment(out + 16 * full, chunk_of(before, tail.w[0], tail.w[1], tail.w[2]));
+  if (rest > 12) store_segment(out + 16 * (full + 1), chunk_of(tail.w[3], 0, 0, 0));
+}
+
+// Any payload, any length, wrapping the ring or not: `load_block(b)` returns payload block b zero
+// past the payload. A group's blocks are loaded before any is stored; not unrolled (the group in
+// local memory), so kernels that post inline stay their size: the path of unaligned payloads and
+// of a WQE that straddles the end of the ring.
+template <typename LoadBlock>
 DISSECT_HD inline void write_inline_blocks(const nic::QpHandle& qp, uint64_t index, uint32_t length,
-                                           LoadBlock load_block, uint32_t full,
-                                           const PayloadBlock& tail) {
+                                           LoadBlock load_block) {
   const uint32_t chunks = mlx5::inline_ds(length);
+  const uint32_t blocks = (length + 15) / 16;
   uint32_t carry = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
   for (uint32_t group = 0; group < chunks; group += INLINE_LOAD_GROUP) {
     PayloadBlock raw[INLINE_LOAD_GROUP];
-    DISSECT_UNROLL_BY(Unroll)
+    DISSECT_UNROLL_BY(1)
     for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      raw[k] = group + k < full ? load_block(group + k) : PayloadBlock{};
+      raw[k] = group + k < blocks ? load_block(group + k) : PayloadBlock{};
     }
-    DISSECT_UNROLL_BY(Unroll)
-    for (uint32_t k = 0; k < INLINE_LOAD_GROUP; ++k) {
-      const PayloadBlock block = group + k == full ? tail : raw[k];
-      if (group + k < chunks) {
-        const uint32_t w[4] = {carry, block.w[0], block.w[1], block.w[2]};
-        store_inline_chunk(qp, index, group + k, w);
-      }
-      carry = block.w[3];
+    DISSECT_UNROLL_BY(1)
+    for (uint32_t k = 0; k < INLINE_LOAD_GROUP && group + k < chunks; ++k) {
+      const uint32_t w[4] = {carry, raw[k].w[0], raw[k].w[1], raw[k].w[2]};
+      store_inline_chunk(qp, index, group + k, w);
+      carry = raw[k].w[3];
     }
   }
 }
 
-// A 16-byte-aligned payload 16 B at a time but for a partial last block, loaded by words and bytes
-// first (a 16 B load would read past the payload); any other by words where 4-byte aligned, else
-// bytes.
+// A 16-byte-aligned payload of at most INLINE_REGISTER_MAX bytes whose segment does not wrap the
+// ring (its last chunk, segment 1 + chunks, lies in WQEBB slot + (1 + chunks) / 4) takes
+// write_inline_contiguous: one ring address for the segment. Any other payload goes chunk by
+// chunk through the ring, loaded by words where 4-byte aligned, else bytes.
 DISSECT_HD inline void write_inline_payload(const nic::QpHandle& qp, uint64_t index,
                                             const void* payload, uint32_t length) {
   const uint8_t* in = static_cast<const uint8_t*>(payload);
   const uintptr_t address = reinterpret_cast<uintptr_t>(in);
-  if ((address & 15) == 0) {
-    const uint32_t full = length / 16;
-    write_inline_blocks<INLINE_LOAD_GROUP>(
-        qp, index, length, [in](uint32_t b) { return load_aligned_block(in, b); }, full,
-        load_payload_block(in, full, length, true));
+  const uint32_t chunks = mlx5::inline_ds(length);
+  const uint64_t slot = index & qp.sq.mask();
+  if ((address & 15) == 0 && length <= INLINE_REGISTER_MAX &&
+      slot + (1 + chunks) / mlx5::MLX5_DS_PER_WQEBB < qp.sq.wqebb_count) {
+    write_inline_contiguous(qp.sq.segment(index, 2), in, length);
     return;
   }
   const bool aligned4 = (address & 3) == 0;
-  write_inline_blocks<1>(
-      qp, index, length, [=](uint32_t b) { return load_payload_block(in, b, length, aligned4); },
-      (length + 15) / 16, PayloadBlock{});
+  write_inline_blocks(qp, index, length,
+                      [=](uint32_t b) { return load_payload_block(in, b, length, aligned4); });
 }
 
 DISSECT_HD inline PostNote write_rdma_write_inline_wqe(const nic::QpHandle& qp, uint64_t index,

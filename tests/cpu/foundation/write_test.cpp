@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
+#include <new>
+#include <vector>
 
 #include "dissect/gda/gda.h"
 #include "dissect/gda/recv.h"
@@ -68,9 +71,10 @@ TEST(Write, EveryInlineSizeUpToTheLimit) {
   }
 }
 
-// A 16-byte-aligned payload is copied a block at a time, reading past its last byte up to the end
-// of that block: those bytes must never reach the WQE. Every length builds the same segment from
-// an aligned source followed by 0xff as from an unaligned copy of it (the word/byte path).
+// A 16-byte-aligned payload is copied a block at a time but for its partial last block (words and
+// bytes, never a load past the payload): the 0xff after the payload must never reach the WQE.
+// Every length builds the same segment from an aligned source followed by 0xff as from an
+// unaligned copy of it (the word/byte path).
 TEST(Write, InlineSegmentIsTheSameFromAlignedAndUnalignedSources) {
   dissect::nic::QpAttributes attributes;
   attributes.max_inline = 220;
@@ -97,6 +101,68 @@ TEST(Write, InlineSegmentIsTheSameFromAlignedAndUnalignedSources) {
       ASSERT_EQ(from_aligned[b], 0) << "padding byte " << b << " of a " << length << " B payload";
     }
   }
+}
+
+// The inline segment byte for byte against the PRM format, written straight into the send ring:
+// the BE32 byte count with MLX5_INLINE_SEG, the payload, zero padding to 16 B, and no other ring
+// byte touched. Every length 0..260 (the register path to 223 B, the general path beyond), from
+// sources at 0, 1, 2, 3, 4, 8 and 12 bytes past a 16-byte boundary, each in a heap block that ends
+// with the payload (ASan: no load past it), at WQE starts that keep the segment contiguous and at
+// starts where it wraps to slot 0 (the last 1-4 WQEBBs, and a free-running index past the ring).
+TEST(Write, InlineSegmentIsThePrmFormatForEverySizeAlignmentAndRingPosition) {
+  namespace mlx5 = dissect::mlx5;
+  dissect::nic::QpAttributes attributes;
+  attributes.sq_wqebbs = 32;
+  attributes.max_inline = 220;
+  Loopback lb(attributes, 4096);
+  const auto qp = lb.qp();
+  const size_t ring_bytes = size_t{qp.sq.wqebb_count} * mlx5::MLX5_SEND_WQE_BB;
+  const uint64_t w = qp.sq.wqebb_count;
+  const uint64_t starts[] = {0, 5, w - 4, w - 3, w - 2, w - 1, 3 * w - 2};
+  constexpr uint8_t kRingCanary = 0xa5;
+  uint32_t cases = 0, wrapped = 0;
+  for (uint32_t length = 0; length <= 260; ++length) {
+    const uint32_t chunks = mlx5::inline_ds(length);
+    std::vector<uint8_t> expected(16 * chunks, 0);
+    const uint32_t header = mlx5::be32::from_host(length | mlx5::MLX5_INLINE_SEG).raw;
+    std::memcpy(expected.data(), &header, 4);
+    for (uint32_t offset : {0u, 1u, 2u, 3u, 4u, 8u, 12u}) {
+      const size_t block = offset + length;
+      auto* storage = static_cast<uint8_t*>(::operator new[](block == 0 ? 1 : block,
+                                                              std::align_val_t{16}));
+      uint8_t* payload = storage + offset;
+      fill_pattern(payload, length, length * 16 + offset);
+      std::memcpy(expected.data() + 4, payload, length);
+      for (uint64_t start : starts) {
+        std::memset(qp.sq.buffer, kRingCanary, ring_bytes);
+        gda::write_inline_payload(qp, start, payload, length);
+        std::vector<bool> in_segment(ring_bytes, false);
+        for (uint32_t c = 0; c < chunks; ++c) {
+          const uint8_t* chunk = qp.sq.segment(start, 2 + c);
+          const size_t at = static_cast<size_t>(chunk - qp.sq.buffer);
+          for (uint32_t b = 0; b < 16; ++b) {
+            ASSERT_EQ(chunk[b], expected[16 * c + b])
+                << "segment byte " << 16 * c + b << " of a " << length << " B payload at offset "
+                << offset << ", WQE at " << start;
+            in_segment[at + b] = true;
+          }
+        }
+        for (size_t i = 0; i < ring_bytes; ++i) {
+          if (!in_segment[i]) {
+            ASSERT_EQ(qp.sq.buffer[i], kRingCanary)
+                << "ring byte " << i << " outside the segment of a " << length
+                << " B payload at offset " << offset << ", WQE at " << start;
+          }
+        }
+        ++cases;
+        const uint64_t slot = start & qp.sq.mask();
+        if (slot + (1 + chunks) / mlx5::MLX5_DS_PER_WQEBB >= w) ++wrapped;
+      }
+      ::operator delete[](storage, std::align_val_t{16});
+    }
+  }
+  EXPECT_EQ(cases, 261u * 7 * std::size(starts));
+  EXPECT_GT(wrapped, 1000u) << "the sweep must build segments that wrap the ring";
 }
 
 TEST(Write, WithImmediateDeliversTheImmediateAfterThePayload) {
