@@ -60,6 +60,75 @@ __device__ void note_visit(const EngineLaunch& p, const QpContext& qp, const Ser
   }
 }
 
+// The doorbell watch: lane j of a warp watches the doorbell word of the warp's QP slot j (QP
+// warp + j * W), so that one pass checks the warp's first 32 QPs with one load each, all in flight
+// at once, and visits (serve_qp) only those whose word changed. Before, a pass visited every QP,
+// the leader reading each one's state, connection and doorbell one QP after the other, and a
+// doorbell waited on average half of such a pass before a head saw it ("Where doorbell -> CQE
+// goes", docs/softnic-engine.md). A warp's slots past 32 are visited every pass, as before.
+//
+// The watch is only a hint of when to visit: the visit reads the doorbell again with acquire
+// semantics (open_window), and everything it executes is announced by what that read saw. What
+// the watch must never do is keep a QP with work from its visit. A QP has work without a new
+// doorbell value only when a visit left some (its budget, or scopes a refreshed copy changed:
+// Served::pending, `more`) or before the watch began (a watch starts with one visit whatever the
+// word says). A new value that arrives is seen by a later pass's load; `rung` is set to the value
+// a lane loaded before the visit, and the visit's acquire load reads that value or a newer one:
+// the lane's relaxed load, the warp barrier that opens the visit's head (lanes.leader in
+// open_window) and the leader's acquire are ordered in causality order, so coherence forbids the
+// leader an older value. An equal value after a change cannot happen: the doorbell carries the
+// producer's 16-bit WQE counter, and no more than the ring (at most 2^15 WQEBBs) can be posted
+// before the engine consumes; open_window ignores an equal value the same way (apply_doorbell).
+//
+// Memory: a lane starts watching a QP only once it has acquired a state other than RESET, which
+// the control path publishes after the whole context (its doorbell pointer and flags) was written;
+// a destroyed QP's doorbell is freed only with this engine stopped around it (SoftQueuePair's
+// destructor), so a word watched in this launch stays mapped for the launch, and a new launch
+// starts every watch anew (RESET QPs are then never watched).
+constexpr uint32_t WATCHED_SLOTS = 32;
+
+struct DoorbellWatch {
+  uintptr_t bell = 0;  // the watched word, bit 0 set: read with system scope; 0 = not watched yet
+  uint64_t rung = 0;   // the value handed to the last visit
+  bool more = false;   // visit next pass whatever the word says
+};
+
+// The slots (bit j: slot j) of this pass's visits among the warp's first `mine` QPs.
+__device__ uint32_t watch_doorbells(const WarpLanes& lanes, DoorbellWatch& d, const EngineLaunch& p,
+                                    uint32_t warp, uint32_t mine) {
+  const uint32_t slot = lanes.lane();
+  bool visit = false;
+  if (slot < mine && d.bell == 0) {
+    visit = true;  // as before the watch: the visit reads what there is
+    QpContext& qp = p.tables->qps[warp + slot * p.warps];
+    if (load_acquire<TABLE_SCOPE>(&qp.state) != QP_STATE_RESET) {
+      const bool system = (qp.engine_flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0;
+      // `rung` stays 0, which no doorbell is (it carries the QPN): the next pass visits again
+      // once the QP was ever rung, and from then on only on news.
+      d.bell = reinterpret_cast<uintptr_t>(qp.doorbell) | (system ? 1 : 0);
+    }
+  } else if (slot < mine) {
+    // Relaxed, not acquire: an acquire empties L1 (CCTL.IVALL) in each lane; the visit acquires.
+    uint64_t* word = reinterpret_cast<uint64_t*>(d.bell & ~uintptr_t{1});
+    const uint64_t value =
+        (d.bell & 1) != 0 ? load_relaxed<Scope::system>(word) : load_relaxed<Scope::gpu>(word);
+    visit = value != d.rung || d.more;
+    d.rung = value;
+  }
+  return __ballot_sync(WarpLanes::FULL, visit);
+}
+
+// The warp's next slot to visit from `from` on: a watched slot whose bit is in `due`, or any slot
+// past the watched ones; `mine` (the warp's QP count) when none is left.
+__device__ inline uint32_t next_visit(uint32_t due, uint32_t from, uint32_t mine) {
+  if (from < WATCHED_SLOTS) {
+    const uint32_t later = due & ~lanes_below(from);
+    if (later != 0) return lowest_set_bit(later);
+    from = WATCHED_SLOTS;
+  }
+  return from < mine ? from : mine;
+}
+
 __global__ void engine_kernel(EngineLaunch p) {
   extern __shared__ Window windows[];
   const WarpLanes lanes;
@@ -83,18 +152,21 @@ __global__ void engine_kernel(EngineLaunch p) {
   uint32_t visits_with_work = 0;
   uint32_t count = 0;
   uint32_t sleep_ns = 0;
+  DoorbellWatch watch;
   for (;;) {
     if (passes % QP_COUNT_PASSES == 0) {
       count = lanes.broadcast(load_acquire<Scope::gpu>(&p.tables->qp_count));
     }
+    const uint32_t mine = warp < count ? (count - warp + p.warps - 1) / p.warps : 0;  // QPs of this warp
+    const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     uint32_t executed = 0;
-    for (uint32_t i = warp; i < count; i += p.warps) {
-      QpContext& qp = p.tables->qps[i];
-      const uint32_t slot = i / p.warps;  // this QP among the warp's
+    for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
+      QpContext& qp = p.tables->qps[warp + slot * p.warps];
       DISSECT_PHASE_START;
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
                                 count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
       DISSECT_PHASE(8);
+      if (lanes.lane() == slot) watch.more = s.pending != 0;
       if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
       if (s.executed != 0) DISSECT_PHASE(9);
       executed += s.executed;

@@ -129,6 +129,16 @@ struct WarpLanes {
   __device__ uint32_t ballot(uint32_t count, F&& predicate) const {
     return __ballot_sync(FULL, lane() < count && predicate(lane()));
   }
+  // f() in lane 0 alone, its result in every lane: no barrier before it (the caller's last phase
+  // ended with one) and none after but the result's shuffle, so lane 0 runs f's instructions with
+  // nothing of the other 31 lanes in between (lone.h). What f writes to shared memory is read by
+  // other lanes only after a later barrier (the next window's leader).
+  template <typename F>
+  __device__ uint32_t alone(F&& f) const {
+    uint32_t result = 0;
+    if (lane() == 0) result = f();
+    return __shfl_sync(FULL, result, 0);
+  }
   // Bit i of masks[i]'s lane k is bit i of f(k), for k < count: several ballots from one read of
   // each lane's entry.
   template <uint32_t N, typename F>
@@ -241,6 +251,10 @@ struct HostLanes {
   template <typename F>
   DISSECT_HD void leader(F&& f) const {
     f();
+  }
+  template <typename F>
+  DISSECT_HD uint32_t alone(F&& f) const {
+    return f();
   }
   template <typename F>
   DISSECT_HD uint32_t ballot(uint32_t count, F&& predicate) const {

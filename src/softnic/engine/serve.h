@@ -6,6 +6,7 @@
 
 #include "dc_batch.h"
 #include "express.h"
+#include "lone.h"
 #include "window.h"
 
 namespace dissect::softnic {
@@ -37,7 +38,8 @@ DISSECT_HD DISSECT_COLD Served serve_staged_window_out_of_line(const Lanes& lane
 }
 
 // Executes one window of `qp`'s announced WQEs with `lanes` (lanes.h): the parallel engines' unit
-// of work, the express window when its WQEs allow (express.h), else the staged one (window.h).
+// of work. One WQEBB announced: the lone window when its WQE allows (lone.h, the latency case);
+// else the express window when its WQEs allow (express.h), else the staged one (window.h).
 // `Doorbell`: the scope of the doorbell's submitters; `Completion`: of the CQE's and the payload's
 // observers (EngineFlags).
 template <Scope Doorbell, Scope Completion, typename Lanes>
@@ -48,14 +50,23 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
 #if defined(__CUDA_ARCH__)
   // serve_qp chose the scopes from the copy it had; a copy refreshed since (the QP connected
   // anew) may name others: nothing is served now, the next visit takes them.
-  if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) return Served{0, 0};
+  if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) {
+    Served later{0, 0};
+    later.pending = 1;
+    return later;
+  }
 #endif
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
   // A DCI's WRITEs under a timing profile: a DC batch, one modelled wait for up to 32 (dc_batch.h).
   if (w.copy->view.transport == QP_TRANSPORT_DCI && w.profile.enabled) {
     return serve_dc_batch<Completion>(lanes, w, qp, local);
   }
-  const Served express = serve_express<Completion>(lanes, w, window_copy(w, cache), qp);
+  QpCopy& copy = window_copy(w, cache);
+  if (w.available == 1) {
+    const Served lone = serve_lone<Completion>(lanes, w, copy, qp);
+    if (lone.executed != 0) return lone;
+  }
+  const Served express = serve_express<Completion>(lanes, w, copy, qp);
   if (express.executed != 0) return express;
   return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);
 }
@@ -86,7 +97,11 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
   const bool host_queues = (flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0;
   const bool system_completion = (flags & ENGINE_SYSTEM_COMPLETION) != 0;
 #endif
-  while (total.executed < budget) {
+  for (;;) {
+    if (total.executed >= budget) {
+      total.pending = 1;  // maybe more announced: the doorbell watch must not wait for a doorbell
+      break;
+    }
     // A window that executed found the copy holding (open_window): the visit's later ones may
     // trust it.
     const bool checked = total.executed != 0;
@@ -102,9 +117,13 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
 #else
     s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache, checked);
 #endif
-    if (s.executed == 0) break;
+    if (s.executed == 0) {
+      total.pending = s.pending;
+      break;
+    }
     total.executed += s.executed;
     if (s.syndrome != 0) total.syndrome = s.syndrome;
+    if (s.lone) break;  // nothing else was announced: no second doorbell read (lone.h)
   }
   return total;
 }

@@ -273,6 +273,12 @@ DISSECT_HD inline void complete_window_wqe(const QpContext& qp, const WindowWqe&
 struct Served {
   uint32_t executed;  // WQEs consumed
   uint8_t syndrome;   // of the last failed WQE, 0 = none failed
+  // A lone window (lone.h): nothing else was announced, so the visit ends after it.
+  uint8_t lone = 0;
+  // The visit ended with announced WQEs it did not execute (its budget spent, or scopes that a
+  // refreshed copy changed): the engine kernel's doorbell watch visits the QP again next pass
+  // whatever its doorbell says.
+  uint8_t pending = 0;
 };
 
 DISSECT_HD inline void perform_window_write(const mlx5::send_ring& staged, uint64_t start,

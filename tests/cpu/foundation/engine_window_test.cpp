@@ -281,7 +281,9 @@ struct Round {
 
 // Which WQEs a program holds: any kind, or only those of express windows (engine/express.h: NOPs,
 // inline payloads of at most 28 B, one-segment WRITEs under 256 B; all one WQEBB).
-enum class Mix : uint8_t { any, one_wqebb };
+// `lone`: the same WQEs, each rung by a doorbell of its own and visited at once, so that every
+// window of a QP in RTS has exactly one WQEBB announced (engine/lone.h).
+enum class Mix : uint8_t { any, one_wqebb, lone };
 
 // `hazards`: destinations and sources anywhere (a later WQE may overwrite or read what an earlier
 // one of the same doorbell wrote); otherwise every WQE of a round writes a range of its own and
@@ -305,7 +307,7 @@ std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_w
     while (true) {
       Op op;
       const uint32_t pick = uniform(0, 99);
-      if (mix == Mix::one_wqebb) {
+      if (mix != Mix::any) {
         op.kind = pick < 10 ? Kind::nop : (pick < 55 ? Kind::inline_write : Kind::write);
         if (op.kind == Kind::inline_write) op.length = chance(0.5) ? 8 : uniform(1, 28);
         if (op.kind == Kind::write) op.length = uniform(1, 255);
@@ -356,7 +358,7 @@ std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_w
         }
       }
       if (fault_rate > 0 && chance(fault_rate)) {
-        if (op.kind == Kind::nop && mix == Mix::one_wqebb) {
+        if (op.kind == Kind::nop && mix != Mix::any) {
           // a bad opcode is no express WQE: the NOP stays
         } else if (op.kind == Kind::nop) {
           op.kind = Kind::bad_opcode;
@@ -388,6 +390,10 @@ std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_w
           Doorbell{uniform(0, static_cast<uint32_t>(round.ops.size())), uniform(1, 70)});
     }
     round.doorbells.push_back(Doorbell{round.ops.size(), uniform(1, 70)});
+    if (mix == Mix::lone) {  // a doorbell after every WQE, each followed by a visit
+      round.doorbells.clear();
+      for (size_t i = 1; i <= round.ops.size(); ++i) round.doorbells.push_back(Doorbell{i, uniform(1, 70)});
+    }
     for (size_t d = 1; d < round.doorbells.size(); ++d) {  // monotonic
       if (round.doorbells[d].ops < round.doorbells[d - 1].ops) {
         round.doorbells[d].ops = round.doorbells[d - 1].ops;
@@ -440,11 +446,34 @@ void expect_same_cqes(const softnic::CqContext& a, const softnic::CqContext& b, 
   }
 }
 
+// A visit of Mix::lone's programs: every window of a QP in RTS must be a lone window (serve_lone,
+// no express or staged fallback), and serve_qp's visit must end after it.
+uint32_t visit_lone(softnic::Window& window, Synthetic& s, uint32_t budget) {
+  const softnic::HostLanes lanes;
+  softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0], s.tables);
+  if (window.state == softnic::QP_STATE_RESET || window.available == 0) return 0;
+  if (window.state != softnic::QP_STATE_RTS) {  // flushes: one WQE a window, as serve_qp does
+    uint32_t executed = 0;
+    while (executed < budget && softnic::serve_alone(lanes, s.qp(), s.tables).executed != 0) {
+      ++executed;
+      softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0], s.tables);
+      if (window.available == 0) break;
+    }
+    return executed;
+  }
+  EXPECT_EQ(window.available, 1u) << "a doorbell of Mix::lone announced more than one WQEBB";
+  const softnic::Served served = softnic::serve_lone<Scope::system>(lanes, window, window.cache[0], s.qp());
+  EXPECT_EQ(served.executed, 1u) << "the WQE at " << s.qp().sq_consumer << " was not a lone window";
+  EXPECT_EQ(served.lone, 1u);
+  return served.executed;
+}
+
 // One visit of the windowed engine: serve_qp, or (Mix::one_wqebb) its loop with every window of a
 // QP in RTS required to be an express window (serve_express, no staged fallback).
 uint32_t visit(Mix mix, softnic::Window& window, Synthetic& s, uint32_t budget) {
   const softnic::HostLanes lanes;
   if (mix == Mix::any) return softnic::serve_qp(lanes, window, s.qp(), s.tables, &window.cache[0], budget).executed;
+  if (mix == Mix::lone) return visit_lone(window, s, budget);
   uint32_t executed = 0;
   while (executed < budget) {
     softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0], s.tables,
@@ -586,6 +615,65 @@ TEST(EngineWindow, ExpressWindowsMatchOneWqeAtATime) {
   }
   EXPECT_GT(outcome.windowed_wqes, 10000u);
   EXPECT_GT(outcome.errors, 20u);
+}
+
+// The lone window (engine/lone.h) alone: one-WQEBB WQEs (NOPs, inline payloads up to 28 B,
+// one-segment WRITEs under 256 B, faults among them), each rung on its own and executed by
+// serve_lone, against one WQE at a time: the same bytes, CQEs (error CQEs included), consumer,
+// state and counters, and the flushes after a failure. Then serve_window and serve_qp on single-WQE
+// doorbells: one lone window a visit, in order, each WQE once, the CQEs' fields.
+TEST(EngineWindow, LoneWqesMatchOneWqeAtATime) {
+  Outcome outcome;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    if (!run_differential(seed, /*hazards=*/seed % 2 == 0, &outcome, Mix::lone)) break;
+  }
+  EXPECT_GT(outcome.windowed_wqes, 5000u);
+  EXPECT_GT(outcome.errors, 20u);
+}
+
+TEST(EngineWindow, SingleWqeDoorbellsTakeTheLoneWindowInOrder) {
+  auto s = std::make_unique<Synthetic>(64, 128, 0);
+  softnic::Window window{};
+  const softnic::HostLanes lanes;
+  for (uint32_t n = 0; n < 100; ++n) {  // laps the 64-WQEBB ring and the 128-entry CQ
+    Op op;
+    op.kind = n % 3 == 0 ? Kind::write : Kind::inline_write;
+    op.length = 8;
+    op.signaled = n % 2 == 0;
+    op.dest_offset = 8 * (n % 16);
+    op.source_offset = 8 * n;
+    op.payload.assign(8, static_cast<uint8_t>(n));
+    build(*s, op);
+    s->ring_doorbell(s->producer);
+    // Every other WQE through serve_window, which says it was a lone window; the rest through
+    // serve_qp, whose visit ends after it.
+    const softnic::Served served =
+        n % 2 == 0 ? softnic::serve_window<Scope::system, Scope::system>(lanes, window, s->qp(), s->tables,
+                                                                         &window.cache[0])
+                   : softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64);
+    ASSERT_EQ(served.executed, 1u) << "WQE " << n;
+    if (n % 2 == 0) EXPECT_EQ(served.lone, 1u) << "WQE " << n;
+    EXPECT_EQ(served.pending, 0u);
+    EXPECT_EQ(s->qp().sq_consumer, n + 1);
+    const uint8_t* written = s->destination_bytes() + op.dest_offset;
+    const uint8_t* expected = op.kind == Kind::write ? s->source_bytes() + op.source_offset : op.payload.data();
+    EXPECT_EQ(0, std::memcmp(written, expected, 8)) << "WQE " << n;
+    // A second visit finds nothing.
+    EXPECT_EQ(softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64).executed, 0u);
+  }
+  const softnic::QpContext& q = s->qp();
+  EXPECT_EQ(q.counters.wqes_executed, 100u);
+  EXPECT_EQ(q.counters.cqes_written, 50u);
+  EXPECT_EQ(q.counters.tx_bytes, 800u);
+  EXPECT_EQ(q.counters.doorbells, 100u);
+  ASSERT_EQ(q.send_cq.produced, 50u);
+  for (uint64_t c = 0; c < 50; ++c) {  // CQE c is WQE 2c's: REQ, 8 bytes, its counter, the QPN
+    const mlx5::mlx5_cqe64& cqe = q.send_cq.cqes[c & (q.send_cq.cqe_count - 1)];
+    EXPECT_EQ(mlx5::cqe_opcode(cqe.op_own), mlx5::MLX5_CQE_REQ) << "CQE " << c;
+    EXPECT_EQ(cqe.byte_cnt.value(), 8u) << "CQE " << c;
+    EXPECT_EQ(cqe.wqe_counter.value(), static_cast<uint16_t>(2 * c)) << "CQE " << c;
+    EXPECT_EQ(cqe.sop_drop_qpn.value() & 0xffffff, q.qpn) << "CQE " << c;
+  }
 }
 
 // The smallest case of the above: a large pointer WRITE (copied warp-wide after the lane copies)
