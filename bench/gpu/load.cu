@@ -78,6 +78,7 @@ void add_path_knobs(const LoadConfig& c, const QueueLayout& l, Result& r) {
     r.knobs.push_back({"batch (B)", std::to_string(c.proxy_batch)});
     r.knobs.push_back({"handoff", "tuned (background: shared rings; private probe: sole producer)"});
     r.knobs.push_back({"ring_entries", std::to_string(c.ring_entries)});
+    r.knobs.push_back({"worker sq_wqebbs", std::to_string(c.worker_sq_wqebbs)});
   }
 }
 
@@ -217,6 +218,14 @@ void read_proxy_flags(const Arguments& a, LoadConfig& c) {
   c.workers = static_cast<uint32_t>(a.integer("workers", 4, 1, 64, "mini-proxy worker threads (T)"));
   c.proxy_batch = static_cast<uint32_t>(a.integer("proxy-batch", 16, 1, 64, "mini-proxy descriptors a worker chains per doorbell (B)"));
   c.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
+  c.worker_sq_wqebbs = static_cast<uint32_t>(a.power_of_two(
+      "worker-sq-depth", proxy::cuda::WORKER_SQ_WQEBBS, 32768,
+      "mini-proxy: send queue WQEBBs of each worker's QP (where the model drains it slower than the "
+      "producers fill the rings, the backlog sits in the deeper of the two)"));
+  if (c.worker_sq_wqebbs < c.proxy_batch) {
+    throw InvalidArgument("--worker-sq-depth " + std::to_string(c.worker_sq_wqebbs) + ": below --proxy-batch " +
+                          std::to_string(c.proxy_batch) + ", a worker could never post a whole chain");
+  }
   if (2 * c.background_queues < c.workers) {  // refused here rather than by the proxy mid-sweep
     throw InvalidArgument("--rings-per-endpoint " + std::to_string(c.background_queues) + ": the " +
                           std::to_string(2 * c.background_queues) + " background rings leave some of --workers " +

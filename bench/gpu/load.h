@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dissect/bench/gpu_load_plan.h"
+#include "dissect/bench/proxy_cuda_rig.h"
 
 namespace dissect::bench::gpu {
 
@@ -19,6 +20,10 @@ struct LoadConfig {
   uint32_t workers = 4;            // mini-proxy T (rings r served by worker r % T)
   uint32_t proxy_batch = 16;       // mini-proxy B
   uint32_t ring_entries = 1024;
+  // mini-proxy: WQEBBs of each worker's send queue. Where the NIC model drains a worker's QP more
+  // slowly than the producers fill the rings, the backlog sits in whichever queue is deeper: a deep
+  // send queue holds it where a private ring cannot pass it, a shallow one leaves it in the rings.
+  uint32_t worker_sq_wqebbs = proxy::cuda::WORKER_SQ_WQEBBS;
   double pace_mmsgs = 0;           // background target, both endpoints together; 0: unpaced
   uint64_t ramp_ns = 20'000'000;   // background alone before the first ping
   uint64_t budget_ns = 500'000'000;  // the probe's time per point and run

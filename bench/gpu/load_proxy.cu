@@ -58,7 +58,7 @@ LoadRun run_proxy_load(const LoadConfig& c, const QueueLayout& l) {
   const size_t words = PROXY_LOAD_BACKGROUND + size_t{std::max(1u, producers)} * 8;
   proxy::cuda::GpuProxyRig rig(proxy::cuda::tuned_gpu_proxy(c.workers, l.queues(), c.proxy_batch, c.ring_entries),
                                words * 8, proxy::cuda::CounterPlacement::host, c.device,
-                               proxy::cuda::engine_per_worker(c.workers, c.nic_profile));
+                               proxy::cuda::engine_per_worker(c.workers, c.nic_profile), c.worker_sq_wqebbs);
   DeviceScratch scratch;
   ProxyLoadArgs args{};
   const std::vector<proxy::RingHandle> rings = rig.producer_rings();

@@ -45,6 +45,8 @@ if "$dissect" list | grep -qx gpu-rate; then
   expect_error "--blocks = 529" gpu-kernel-cost --blocks 529
   expect_error "must exceed --messages' largest (16)" gpu-kernel-cost --compute-steps 16
   expect_error "'12'" gpu-kernel-cost --live 12
+  expect_error "--worker-sq-depth 8: below --proxy-batch 16" gpu-load --path mini-proxy --worker-sq-depth 8
+  expect_error "unknown flag --worker-sq-depth" gpu-load --path mini-gda --worker-sq-depth 64
 fi
 expect_error "--device = 'mlx5_0' chooses a port of an mlx5 NIC" rate --device mlx5_0
 

@@ -139,12 +139,15 @@ inline softnic::SoftNicOptions engine_per_worker(uint32_t workers, const std::st
   return o;
 }
 
+// WQEBBs of a worker QP's send queue unless an experiment sets it (gpu-load --worker-sq-depth).
+inline constexpr uint32_t WORKER_SQ_WQEBBS = 256;
+
 struct GpuProxyRig {
   // `config.memory` and the completion counters are set here; pinning follows config (with
   // numa_node defaulting to the GPU's node). `nic` sets the host engine's threads and timing
   // profile (gpu-load and gpu-goodput run the proxy under cx7-ib too).
   GpuProxyRig(ProxyConfig config, size_t buffer_bytes, CounterPlacement counters, int device = 0,
-              const softnic::SoftNicOptions& nic = {})
+              const softnic::SoftNicOptions& nic = {}, uint32_t worker_sq_wqebbs = WORKER_SQ_WQEBBS)
       : softnic(std::make_unique<softnic::SoftNic>(nic)), pd(softnic->create_pd()), a(buffer_bytes),
         b(buffer_bytes), counter_placement(counters) {
     config.memory.shared = mapped_host_allocator();
@@ -155,7 +158,7 @@ struct GpuProxyRig {
       config.completion_counters = managed->words;
       config.completion_counters_for_producer = managed->words;  // one address under UVA
     }
-    proxy = std::make_unique<Proxy>(config, create_qps(config.workers), windows());
+    proxy = std::make_unique<Proxy>(config, create_qps(config.workers, worker_sq_wqebbs), windows());
   }
   ~GpuProxyRig() {
     if (proxy) proxy->stop(StopMode::abandon);
@@ -216,9 +219,9 @@ struct GpuProxyRig {
  private:
   // The workers' sending QPs first, so that with N engine threads QP w (worker w) is served by
   // thread w % N and the receiving peers, which never send, take no thread's share of them.
-  std::vector<nic::QpHandle> create_qps(uint32_t workers) {
+  std::vector<nic::QpHandle> create_qps(uint32_t workers, uint32_t sq_wqebbs) {
     nic::QpAttributes attributes;
-    attributes.sq_wqebbs = 256;
+    attributes.sq_wqebbs = sq_wqebbs;
     std::vector<nic::QpHandle> handles;
     for (uint32_t w = 0; w < workers; ++w) {
       attributes.telemetry_channel = static_cast<int>(w);  // a channel = a worker and its rings
