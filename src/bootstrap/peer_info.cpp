@@ -1,4 +1,5 @@
 #include "dissect/bootstrap/peer_info.h"
+#include "dissect/bootstrap/wire_name.h"
 
 #include <unistd.h>
 
@@ -29,22 +30,7 @@ nic::QpEndpoint from_wire(const WireEndpoint& wire) {
 
 namespace {
 
-template <size_t N>
-void copy_string(char (&out)[N], const std::string& text) {
-  const size_t n = text.size() < N - 1 ? text.size() : N - 1;
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
-
 std::string entry_name(int index) { return "PeerInfo from rank " + std::to_string(index); }
-
-// Names arrive as fixed arrays; one without a NUL would run a reader past the field.
-template <size_t N>
-void check_terminated(const char (&name)[N], const char* field, int rank) {
-  if (std::memchr(name, '\0', N) == nullptr) {
-    throw Error(entry_name(rank) + " has an unterminated " + field + " name");
-  }
-}
 
 }  // namespace
 
@@ -69,8 +55,8 @@ PeerInfo make_peer_info(const Bootstrap& bootstrap, const std::vector<nic::QpEnd
   info.rkey = region.rkey;
   info.address = reinterpret_cast<uint64_t>(region.address);
   info.length = region.length;
-  copy_string(info.host, host_name());
-  copy_string(info.nic, nic);
+  copy_wire_name(info.host, host_name());
+  copy_wire_name(info.nic, nic);
   info.gpu = gpu;
   return info;
 }
@@ -95,8 +81,8 @@ void check_peer_info(const PeerInfo& p, int rank) {
                 " QP endpoints, more than the " + std::to_string(PEER_INFO_MAX_ENDPOINTS) +
                 " it has room for");
   }
-  check_terminated(p.host, "host", rank);
-  check_terminated(p.nic, "nic", rank);
+  check_wire_name(p.host, "host", entry_name(rank));
+  check_wire_name(p.nic, "nic", entry_name(rank));
 }
 
 std::vector<nic::QpEndpoint> offered_endpoints(const PeerInfo& info) {

@@ -3,26 +3,13 @@
 #include <cstring>
 
 #include "dissect/bootstrap/peer_info.h"
+#include "dissect/bootstrap/wire_name.h"
 #include "dissect/common/error.h"
 
 namespace dissect::moe {
 namespace {
 
-template <size_t N>
-void copy_name(char (&out)[N], const std::string& text) {
-  const size_t n = text.size() < N - 1 ? text.size() : N - 1;
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
-
 std::string who(uint32_t rank) { return "moe: the offer of rank " + std::to_string(rank); }
-
-template <size_t N>
-void check_terminated(const char (&name)[N], const char* field, uint32_t rank) {
-  if (std::memchr(name, '\0', N) == nullptr) {
-    throw Error(who(rank) + " has an unterminated " + field + " name");
-  }
-}
 
 bool all_zero(const uint8_t* bytes, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -42,9 +29,9 @@ RankOffer make_rank_offer(uint32_t rank, const nic::MemoryRegion& arena, const s
   o.head.arena = reinterpret_cast<uintptr_t>(arena.address);
   o.head.arena_bytes = arena.length;
   o.head.qps = static_cast<uint32_t>(endpoints.size());
-  copy_name(o.head.host, host);
-  copy_name(o.head.gpu, gpu);
-  copy_name(o.head.nic, nic);
+  bootstrap::copy_wire_name(o.head.host, host);
+  bootstrap::copy_wire_name(o.head.gpu, gpu);
+  bootstrap::copy_wire_name(o.head.nic, nic);
   o.endpoints = endpoints;
   return o;
 }
@@ -90,9 +77,9 @@ RankOffer decode_rank_offer(const uint8_t* bytes, size_t size, uint32_t rank, ui
                 std::to_string(arena_bytes));
   }
   if (h.arena == 0) throw Error(who(rank) + " has arena address 0");
-  check_terminated(h.host, "host", rank);
-  check_terminated(h.gpu, "GPU", rank);
-  check_terminated(h.nic, "NIC", rank);
+  bootstrap::check_wire_name(h.host, "host", who(rank));
+  bootstrap::check_wire_name(h.gpu, "GPU", who(rank));
+  bootstrap::check_wire_name(h.nic, "NIC", who(rank));
   for (uint32_t i = 0; i < qps; ++i) {
     bootstrap::WireEndpoint w;
     std::memcpy(&w, bytes + sizeof h + size_t{i} * sizeof w, sizeof w);
