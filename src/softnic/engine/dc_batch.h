@@ -25,11 +25,15 @@
 #pragma once
 
 #include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
 
 #include "connection_state.h"
 #include "dc_timing.h"
 #include "execute.h"
 #include "lanes.h"
+#include "lone.h"
 #include "pipe.h"
 #include "window.h"
 
@@ -67,6 +71,7 @@ DISSECT_HD inline uint32_t staged_dc_tag(const mlx5::send_ring& staged, uint64_t
 struct DcLane {
   NicTables* nic;        // the DCT's NIC, as this engine reaches it (checks passed)
   DctContext* dct;
+  bool through_route;    // resolved through the DCI's route (QpCopy::dc_route): no fabric lookup
   uint32_t tag;          // dc_connection_tag of its DCT
   uint32_t received;     // its target pipe's claim ends this long after the doorbell was seen (ns)
   bool connect;          // the connect rule: this WQE connects first
@@ -84,6 +89,39 @@ DISSECT_HD inline void perform_dc_payload(const mlx5::send_ring& staged, uint64_
   } else {
     copy_unaliased(plan.destination, plan.source, plan.length);
   }
+}
+
+// The checks of the staged DC WRITE at `start` (dc_batch_wqe_size took it: a WRITE, inline or one
+// data segment), against the DCT its AV names: through the DCI's route when the AV names the route's
+// DCT, the route's DCT fields and the key entries read at once, one round trip after the stage
+// (check_dc_write walks the fabric entry, the DCT count, `valid` and key, the NIC's header and the
+// rkey's entry one after the other). Fills `plan` and the lane's target.
+DISSECT_HD inline uint8_t check_staged_dc(const QpCopy& c, const mlx5::send_ring& staged, const NicTables& local,
+                                          uint64_t start, WritePlan* plan, DcLane& l) {
+  using namespace mlx5;
+  const QpContext& v = c.view;
+  const mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
+  const uint32_t ds = ctrl_ds(ctrl);
+  const DcAddress address = read_dc_address(staged, start);
+  const uint32_t payload_at = 2 + address.av_ds;
+  const auto* raddr = reinterpret_cast<const mlx5_wqe_raddr_seg*>(staged.segment(start, 1 + address.av_ds));
+  const auto* data = reinterpret_cast<const mlx5_wqe_data_seg*>(staged.segment(start, payload_at));
+  const uint32_t rkey = raddr->rkey.value();
+  const uint32_t count = data->byte_count.value();
+  const uint32_t lkey = data->lkey.value();
+  const bool is_inline = (count & MLX5_INLINE_SEG) != 0;
+  const bool via = route_matches(c.dc_route, address);
+  // In flight at once: the route's DCT, the rkey's entry in its NIC's table, the lkey's.
+  const DctFields fields = load_dct_fields(via ? c.dc_route.dct : nullptr);
+  const MrEntry routed_rkey = via ? load_mr(c.dc_route.mrs, rkey) : MrEntry{};
+  const MrEntry lkey_entry = is_inline ? MrEntry{} : load_mr(c.local_mrs, lkey);
+  const DcResolution r = resolve_dc(local, c.dc_route, fields, address);
+  const MrEntry rkey_entry = via ? routed_rkey : (r.key_matches ? load_mr(mr_table(*r.nic), rkey) : MrEntry{});
+  l.nic = r.nic;
+  l.dct = r.dct;
+  l.through_route = r.through_route;
+  return check_dc_one_segment(v, ds, payload_at, raddr->raddr.value(), rkey, count, data->addr.value(), lkey,
+                              lkey_entry, rkey_entry, r, plan);
 }
 
 // Lane k's share of the batch's pacing: its connect, its send-side lookup, its receive side.
@@ -148,7 +186,10 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
   lanes.each(probe, [&](uint32_t i) { stage_wqebb(v, staged, v.sq_consumer + i); });
   lanes.each(probe, [&](uint32_t i) { w.wqebbs_at[i] = dc_batch_wqe_size(v, staged, i, w.available); });
   lanes.leader([&] { w.count = chain_window(w, 0, 0); });
-  if (w.count == 0) return serve_alone(lanes, qp, local);  // its outcome, one at a time
+  if (w.count == 0) {  // its outcome, one at a time: execute_and_retire moves the QpContext on
+    lanes.leader([&] { w.copy->qp = nullptr; });
+    return serve_alone(lanes, qp, local);
+  }
 
   DcLane lane[Lanes::SLOTS];
   lanes.each(w.count, [&](uint32_t k) {
@@ -157,10 +198,7 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
     const mlx5::mlx5_wqe_ctrl_seg ctrl = *reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(staged.wqebb(start));
     x.opcode = mlx5::ctrl_opcode(ctrl);
     x.signaled = mlx5::ctrl_signaled(ctrl);
-    uint32_t segments = 0;
-    DcLane& l = lane[lanes.slot(k)];
-    x.syndrome = check_dc_write(v, staged, local, start, ctrl, mlx5::ctrl_ds(ctrl), &x.plan, &segments,
-                                &l.nic, &l.dct);
+    x.syndrome = check_staged_dc(*w.copy, staged, local, start, &x.plan, lane[lanes.slot(k)]);
   });
   // A warp's lanes copy at once: the batch ends before a WQE overwriting an earlier one's bytes.
   const uint32_t count = Lanes::IN_TURN ? w.count : disjoint_prefix(lanes, w, w.count);
@@ -170,7 +208,8 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 
   uint64_t data_ready = 0;  // leader only
   NicTables& nic = const_cast<NicTables&>(local);  // written only through atomics (pipe, counters)
-  if (moved != 0) {
+  const bool paced = w.profile.enabled != 0;  // `fast`: no clock, no connect rule, nothing waited
+  if (moved != 0 && paced) {
     lanes.each(moved, [&](uint32_t k) { pace_dc_lane(nic, v, staged, w.wqe, k, lane[lanes.slot(k)]); });
     const uint32_t connects = popcount(lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].connect; }));
     const uint32_t misses = popcount(lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].send_miss; }));
@@ -188,9 +227,30 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
       data_ready = pace_dc_batch(nic, qp, v, moved, bytes, pointers, connects, misses, received, last_tag, end);
       wait_until(data_ready);
     });
+  }
+  if (moved != 0) {
     lanes.each(moved, [&](uint32_t k) { perform_dc_payload(staged, v.sq_consumer + w.wqe[k].offset, w.wqe[k].plan); });
     lanes.sync();
-    lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });  // the CQEs after the acks
+    if (paced) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });  // the CQEs after the acks
+    // The DCI's route: the last moved WQE's DCT, when it did not go through the route already.
+    const uint32_t routed = lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].through_route; });
+    const uint32_t j = moved - 1;
+    if (((routed >> j) & 1) == 0) {
+      const auto half = [&](uint32_t k, bool dct, bool high) {
+        const uintptr_t p = dct ? reinterpret_cast<uintptr_t>(lane[lanes.slot(k)].dct)
+                                : reinterpret_cast<uintptr_t>(lane[lanes.slot(k)].nic);
+        return static_cast<uint32_t>(high ? uint64_t{p} >> 32 : p);
+      };
+      const uint64_t nic_at = uint64_t{lanes.pick(j, [&](uint32_t k) { return half(k, false, true); })} << 32 |
+                              lanes.pick(j, [&](uint32_t k) { return half(k, false, false); });
+      const uint64_t dct_at = uint64_t{lanes.pick(j, [&](uint32_t k) { return half(k, true, true); })} << 32 |
+                              lanes.pick(j, [&](uint32_t k) { return half(k, true, false); });
+      lanes.leader([&] {
+        DcResolution r{reinterpret_cast<NicTables*>(static_cast<uintptr_t>(nic_at)),
+                       reinterpret_cast<DctContext*>(static_cast<uintptr_t>(dct_at)), 0, true, false};
+        note_dc_route(w.copy->dc_route, r, read_dc_address(staged, v.sq_consumer + w.wqe[j].offset));
+      });
+    }
   }
 
   const uint32_t cqe_mask =
@@ -215,6 +275,180 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
   const WindowWqe& last = w.wqe[executed - 1];
   lanes.leader([&] { retire_window(qp, v, nullptr, tally, last.offset + last.wqebbs); });
   return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
+}
+
+// --- The DC lone window (`fast`): one DC WRITE announced, executed by one lane from its registers ---
+//
+// What lone.h is for an RC QP, for a DCI: exactly the WQEBBs of one DC WRITE announced (one for a
+// compact AV with up to 12 B inline or a data segment, two for a full AV or a longer inline), lane 0
+// reads them, the DCI's route's DCT fields (dct_fields) and the guessed key entries (QpCopy's
+// last keys) with loads in flight at once, checks the WQE against the DCT its AV names (the route
+// when it names the route's DCT, else the fabric), writes the CQE body, stores the payload,
+// publishes the CQE and retires: one dependent round trip after the doorbell's, as RC's lone
+// window. Not under a timing profile (the DC batch paces: RC's profiled windows are the staged
+// ones, so DC's pacing is compared like for like). Any other WQE (a gather, a NOP, a bad ctrl, an
+// overlapping copy, a payload the warp copies) returns NOT_LONE without a side effect: the DC batch
+// or serve_alone takes it.
+
+// An inline payload from the registers it was read into: word FIRST on of the WQE's two WQEBBs.
+template <uint32_t FIRST>
+DISSECT_HD inline void store_dc_inline(uint8_t* out, uint64_t length, const uint32_t (&word)[32]) {
+#if defined(__CUDA_ARCH__)
+  constexpr uint32_t WORDS = 32 - FIRST;
+  if (((reinterpret_cast<uintptr_t>(out) | length) & 3) == 0) {
+    DISSECT_UNROLL
+    for (uint32_t k = 0; k < WORDS; ++k) {
+      if (4 * k < length) reinterpret_cast<uint32_t*>(out)[k] = word[FIRST + k];
+    }
+    return;
+  }
+  DISSECT_UNROLL
+  for (uint32_t k = 0; k < 4 * WORDS; ++k) {
+    if (k < length) out[k] = static_cast<uint8_t>(word[FIRST + k / 4] >> (8 * (k % 4)));
+  }
+#else
+  std::memcpy(out, reinterpret_cast<const uint8_t*>(word) + 4 * FIRST, length);
+#endif
+}
+
+template <typename Segment>
+DISSECT_HD inline Segment dc_segment(const uint32_t (&word)[32], uint32_t ds) {
+  Segment s;
+  __builtin_memcpy(&s, &word[4 * ds], sizeof s);
+  return s;
+}
+
+// Executes the DC WRITE at the consumer of `copy` (a DCI, open, in RTS, `fast`) in the calling
+// lane when it is the whole announcement; returns its syndrome, or NOT_LONE without a side effect.
+template <Scope Completion>
+DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext& qp, const NicTables& local) {
+  using namespace mlx5;
+  QpContext& v = copy.view;
+  DcRoute& route = copy.dc_route;
+  const uint64_t start = v.sq_consumer;
+  uint32_t word[32];
+#if defined(__CUDA_ARCH__)
+  {
+    const uint8_t* first = v.sq.wqebb(start);
+    DISSECT_UNROLL
+    for (int k = 0; k < 4; ++k) load_16<true>(first + 16 * k, &word[4 * k]);
+    if (w.available == 2) {
+      const uint8_t* second = v.sq.wqebb(start + 1);
+      DISSECT_UNROLL
+      for (int k = 0; k < 4; ++k) load_16<true>(second + 16 * k, &word[16 + 4 * k]);
+    } else {
+      DISSECT_UNROLL
+      for (int k = 16; k < 32; ++k) word[k] = 0;
+    }
+  }
+#else
+  std::memcpy(word, v.sq.wqebb(start), MLX5_SEND_WQE_BB);
+  if (w.available == 2) {
+    std::memcpy(word + 16, v.sq.wqebb(start + 1), MLX5_SEND_WQE_BB);
+  } else {
+    std::memset(word + 16, 0, MLX5_SEND_WQE_BB);
+  }
+#endif
+  // Beside the WQEBBs: the route's DCT and the entries of the keys the DCI's last WQE named.
+  const DctFields fields = load_dct_fields(route.nic != nullptr ? route.dct : nullptr);
+  const MrEntry guessed_rkey =
+      route.nic != nullptr && copy.last_rkey != 0 ? load_mr<true>(route.mrs, copy.last_rkey) : MrEntry{};
+  const MrEntry guessed_lkey = copy.last_lkey != 0 ? load_mr<true>(copy.local_mrs, copy.last_lkey) : MrEntry{};
+
+  const mlx5_wqe_ctrl_seg ctrl = dc_segment<mlx5_wqe_ctrl_seg>(word, 0);
+  const uint32_t ds = ctrl_ds(ctrl);
+  const uint8_t opcode = ctrl_opcode(ctrl);
+  if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != v.qpn || ds == 0 ||
+      wqebbs_for_ds(ds) != w.available || opcode != MLX5_OPCODE_RDMA_WRITE || ds < 1 + DC_AV_COMPACT_DS + 2) {
+    return NOT_LONE;
+  }
+  const uint32_t wqebbs = wqebbs_for_ds(ds);
+  const mlx5_wqe_av_compact av = dc_segment<mlx5_wqe_av_compact>(word, 1);
+  const uint32_t dqp_dct = av.dqp_dct.value();
+  const DcAddress address{dqp_dct & 0xffffff, av.dc_key.value(), av.rlid.value(),
+                          (dqp_dct & MLX5_EXTENDED_UD_AV) ? DC_AV_DS : DC_AV_COMPACT_DS};
+  const bool full = address.av_ds == DC_AV_DS;
+  const uint32_t payload_at = 2 + address.av_ds;
+  if (ds < payload_at + 1) return NOT_LONE;
+  const mlx5_wqe_raddr_seg raddr = full ? dc_segment<mlx5_wqe_raddr_seg>(word, 4) : dc_segment<mlx5_wqe_raddr_seg>(word, 2);
+  const mlx5_wqe_data_seg data = full ? dc_segment<mlx5_wqe_data_seg>(word, 5) : dc_segment<mlx5_wqe_data_seg>(word, 3);
+  const uint32_t count = data.byte_count.value();
+  const bool is_inline = (count & MLX5_INLINE_SEG) != 0;
+  if (!is_inline && (ds != payload_at + 1 || count >= WARP_COPY_BYTES)) return NOT_LONE;
+  const uint32_t rkey = raddr.rkey.value();
+  const uint32_t lkey = is_inline ? 0 : data.lkey.value();
+
+  const DcResolution r = resolve_dc(local, route, fields, address);
+  MrEntry rkey_entry{};
+  if (r.key_matches) {
+    if (r.through_route && rkey == copy.last_rkey) {
+      rkey_entry = guessed_rkey;
+    } else {
+      rkey_entry = load_mr(r.through_route ? route.mrs : mr_table(*r.nic), rkey);
+    }
+  }
+  MrEntry lkey_entry{};
+  if (!is_inline) lkey_entry = lkey == copy.last_lkey ? guessed_lkey : load_mr(copy.local_mrs, lkey);
+  WritePlan plan;
+  const uint8_t syndrome = check_dc_one_segment(v, ds, payload_at, raddr.raddr.value(), rkey, count,
+                                                data.addr.value(), lkey, lkey_entry, rkey_entry, r, &plan);
+  if (syndrome == 0 && overlaps(plan)) return NOT_LONE;  // copy_bytes, one at a time
+
+  const bool signaled = ctrl_signaled(ctrl);
+  const bool wants_cqe = signaled || syndrome != 0;
+  mlx5_cqe64* entry = nullptr;
+  uint32_t tail = 0;
+  if (wants_cqe) {
+    const uint64_t index = reserve_cqes(v.send_cq, 1);
+    const WqeOutcome outcome{syndrome, opcode, signaled, wqebbs, plan.length};
+    mlx5_cqe64 cqe;
+    const uint8_t cqe_opcode = requester_cqe(v, start, outcome, &cqe, now_ns());
+    entry = cqe_entry(v.send_cq, index);
+    tail = write_cqe_body(entry, v.send_cq, index, cqe, cqe_opcode);
+  }
+  if (plan.length != 0) {  // passed its checks (a failure's plan is empty)
+    if (plan.source != nullptr) {
+      copy_pointer(plan);
+    } else if (full) {
+      store_dc_inline<21>(plan.destination, plan.length, word);  // byte 5 * 16 + 4
+    } else {
+      store_dc_inline<13>(plan.destination, plan.length, word);  // byte 3 * 16 + 4
+    }
+  }
+  if (entry != nullptr) publish_cqe<Completion>(entry, tail);
+  WindowTally tally{};
+  tally.executed = 1;
+  tally.cqes = wants_cqe ? 1 : 0;
+  tally.writes = 0;  // the DCT's rx counters, below: no connected responder
+  tally.bytes = plan.length;
+  tally.failed = syndrome != 0;
+  retire_window(qp, v, nullptr, tally, wqebbs);
+  if (syndrome == 0) {
+    // Atomic: DCIs of other warps or threads write through one DCT.
+    add_relaxed<TABLE_SCOPE>(&r.dct->rx_bytes, plan.length);
+    add_relaxed<TABLE_SCOPE>(&r.dct->rx_packets, uint64_t{1});
+    note_dc_route(route, r, address);
+    copy.last_rkey = rkey;
+    if (lkey != 0) copy.last_lkey = lkey;
+  }
+  return syndrome;
+}
+
+// A DCI's window (serve_window: open, in RTS): under `fast` one announced DC WRITE takes the DC lone
+// window (the visit ends there, as RC's lone window's); anything else, and everything under a timing
+// profile, a DC batch. Out of line: the engine loop's registers stay RC's.
+template <Scope Completion, typename Lanes>
+DISSECT_HD DISSECT_COLD Served serve_dci(const Lanes& lanes, Window& w, QpContext& qp, const NicTables& local) {
+  QpCopy& copy = *w.copy;
+  if (!w.profile.enabled && w.available <= 2) {
+    const uint32_t result = lanes.alone([&] { return dc_lone_wqe<Completion>(w, copy, qp, local); });
+    if (result != NOT_LONE) {
+      Served s{1, static_cast<uint8_t>(result)};
+      s.lone = 1;
+      return s;
+    }
+  }
+  return serve_dc_batch<Completion>(lanes, w, qp, local);
 }
 
 }  // namespace dissect::softnic

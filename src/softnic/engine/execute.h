@@ -33,6 +33,7 @@
 // access goes through the translated address.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #if !defined(__CUDA_ARCH__)
 #include <cstring>
@@ -662,6 +663,139 @@ DISSECT_HD inline DcAddress read_dc_address(const mlx5::send_ring& ring, uint64_
                    (dqp_dct & MLX5_EXTENDED_UD_AV) ? DC_AV_DS : DC_AV_COMPACT_DS};
 }
 
+// A DCI's last resolved destination (QpCopy::dc_route, the engine warp's copy of the DCI): the
+// NIC its LID routes to, the DCT slot its number names there, and that NIC's key table. These are
+// fixed for the lives of the NIC and the DCT slot (a slot is never reused while its NIC lives; a
+// NIC leaves the fabric only with every DCI's engine stopped around it, which empties the warp's
+// copies: SoftNic::leave_fabric_locked), so a WQE naming the same (rlid, dctn) needs neither the
+// fabric entry, the DCT count nor the NIC's header again. What may change while the engine runs is
+// read again with every WQE, beside its WQEBB (dct_fields): the DCT's `valid` (destroyed), its
+// number, PD and key, so a destroyed DCT still gives REMOTE_INVAL_REQ_ERR and a key that is not
+// the DCT's REMOTE_ACCESS_ERR.
+struct DcRoute {
+  NicTables* nic;   // null: nothing resolved yet
+  DctContext* dct;
+  MrTable mrs;      // mr_table(*nic)
+  uint32_t dctn;
+  uint16_t rlid;
+};
+
+// What a WQE re-reads of its route's DCT (the fields the control path may change while the engine
+// runs, or that the checks compare): one 16 B and one 8 B load of one 32 B sector, in flight at once.
+struct DctFields {
+  uint32_t dctn;
+  uint32_t valid;
+  uint32_t pd;
+  uint64_t dc_key;
+};
+DISSECT_HD inline DctFields load_dct_fields(const DctContext* dct) {
+  DctFields f{0, 0, 0, 0};
+  if (dct == nullptr) return f;
+#if defined(__CUDA_ARCH__)
+  static_assert(offsetof(DctContext, dc_key) == 16);
+  uint32_t w[4];
+  load_16<false>(dct, w);
+  unsigned long long key;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(key) : "l"(&dct->dc_key) : "memory");
+  f.dctn = w[0];
+  f.valid = w[1];
+  f.pd = w[2];
+  f.dc_key = key;
+#else
+  f.valid = load_acquire<TABLE_SCOPE>(const_cast<uint32_t*>(&dct->valid));
+  f.dctn = dct->dctn;
+  f.pd = dct->pd;
+  f.dc_key = dct->dc_key;
+#endif
+  return f;
+}
+
+// Whether `address` names the DCT `route` holds (no load: the route is the engine's copy).
+DISSECT_HD inline bool route_matches(const DcRoute& route, const DcAddress& address) {
+  return route.nic != nullptr && route.rlid == address.rlid && route.dctn == address.dctn;
+}
+
+// The DCT a DC WQE's address vector names, resolved: through the DCI's route (`fields`: its DCT as
+// read beside the WQE) when the AV names it, else through the fabric (fabric_nic, find_dct: the
+// chain of dependent loads the route spares). `dct` null: the NIC (if any) has no valid DCT by that
+// number; `key_matches`: the DCT's key is the AV's.
+struct DcResolution {
+  NicTables* nic;
+  DctContext* dct;
+  uint32_t pd;
+  bool key_matches;
+  bool through_route;
+};
+DISSECT_HD inline DcResolution resolve_dc(const NicTables& local, const DcRoute& route, const DctFields& fields,
+                                          const DcAddress& address) {
+  DcResolution r{nullptr, nullptr, 0, false, false};
+  if (route_matches(route, address)) {
+    r.nic = route.nic;
+    r.through_route = true;
+    if (fields.valid != 0 && fields.dctn == address.dctn) {
+      r.dct = route.dct;
+      r.pd = fields.pd;
+      r.key_matches = fields.dc_key == address.dc_key;
+    }
+    return r;
+  }
+  r.nic = fabric_nic(local, address.rlid);
+  r.dct = r.nic != nullptr ? find_dct(*r.nic, address.dctn) : nullptr;
+  if (r.dct != nullptr) {
+    r.pd = r.dct->pd;
+    r.key_matches = r.dct->dc_key == address.dc_key;
+  }
+  return r;
+}
+
+// The route a WQE that resolved `r` for `address` leaves (unchanged when it went through it).
+DISSECT_HD inline void note_dc_route(DcRoute& route, const DcResolution& r, const DcAddress& address) {
+  if (r.through_route || r.dct == nullptr) return;
+  if (route.nic != r.nic) route.mrs = mr_table(*r.nic);
+  route.nic = r.nic;
+  route.dct = r.dct;
+  route.dctn = address.dctn;
+  route.rlid = address.rlid;
+}
+
+// The syndrome of a DC WRITE whose RC-write checks gave `syndrome` against the resolved target:
+// "nobody answers" refined by what did answer (the list above).
+DISSECT_HD inline uint8_t refine_dc_syndrome(uint8_t syndrome, const DcResolution& r) {
+  if (syndrome == mlx5::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR && r.nic != nullptr) {
+    return r.dct == nullptr ? mlx5::MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR
+                            : mlx5::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+  }
+  return syndrome;
+}
+
+// check_write_to's checks of a DC WRITE of one data segment or an inline payload (every WQE the DC
+// batch and the DC lone window take: dc_batch.h), from its segments' fields, with the key entries
+// read by the caller (beside its other loads): the same syndromes in the same order.
+// `count`: the payload segment's byte count word; `lkey_entry`: read for a pointer payload only.
+DISSECT_HD inline uint8_t check_dc_one_segment(const QpContext& v, uint32_t ds, uint32_t payload_at,
+                                               uint64_t remote_address, uint32_t rkey, uint32_t count,
+                                               uint64_t address, uint32_t lkey, const MrEntry& lkey_entry,
+                                               const MrEntry& rkey_entry, const DcResolution& r,
+                                               WritePlan* plan) {
+  using namespace mlx5;
+  *plan = WritePlan{};
+  const bool is_inline = (count & MLX5_INLINE_SEG) != 0;
+  uint64_t length = count;
+  if (is_inline) {
+    length = count & ~MLX5_INLINE_SEG;
+    if (payload_at + inline_ds(static_cast<uint32_t>(length)) > ds) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+  } else if (!entry_allows(mr_holds(lkey_entry, lkey), lkey_entry, v.pd, address, count, 0)) {
+    return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+  }
+  const WriteTarget target{r.key_matches ? r.nic : nullptr, r.key_matches ? r.pd : 0, RemoteWindow{}};
+  const bool rkey_found = target.nic != nullptr && mr_holds(rkey_entry, rkey);
+  const uint8_t* source = is_inline ? nullptr : reinterpret_cast<const uint8_t*>(address);
+  const uint8_t syndrome =
+      check_write_target(target, remote_address, rkey_found, rkey_entry, source, length, payload_at, plan);
+  if (syndrome != 0) *plan = WritePlan{};
+  return refine_dc_syndrome(syndrome, r);
+}
+
 // The checks of the DC WRITE at `start` of `ring` (the DCI's send queue, or a stage holding its
 // WQEBBs: dc_batch.h), in the order of the syndrome list above; fills `plan`, `segments` and the
 // DCT that answers (`*target_nic`, `*target_dct`) when they pass. Moves nothing, paces nothing.
@@ -673,21 +807,16 @@ DISSECT_HD inline uint8_t check_dc_write(QpContext& qp, const mlx5::send_ring& r
   if (ctrl_opcode(ctrl) != MLX5_OPCODE_RDMA_WRITE) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   if (ds < 1 + DC_AV_COMPACT_DS + 2) return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
   const DcAddress address = read_dc_address(ring, start);
-  NicTables* const nic = fabric_nic(local, address.rlid);
-  DctContext* const dct = nic != nullptr ? find_dct(*nic, address.dctn) : nullptr;
-  const bool key_matches = dct != nullptr && dct->dc_key == address.dc_key;
+  const DcResolution r = resolve_dc(local, DcRoute{}, DctFields{}, address);  // through the fabric
   // The target is named only when the DCT accepts the request; otherwise the local checks still
-  // come first, and the "nobody answers" result is refined below by what did answer.
-  const WriteTarget target{key_matches ? nic : nullptr, key_matches ? dct->pd : 0, RemoteWindow{}};
+  // come first, and the "nobody answers" result is refined by what did answer.
+  const WriteTarget target{r.key_matches ? r.nic : nullptr, r.key_matches ? r.pd : 0, RemoteWindow{}};
   *plan = WritePlan{};
   *segments = 0;
-  uint8_t syndrome = check_write_to(qp, ring, local, target, start, ds, 1 + address.av_ds, plan, segments);
-  if (syndrome == MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR && nic != nullptr) {
-    syndrome = dct == nullptr ? MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR
-                              : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
-  }
-  *target_nic = nic;
-  *target_dct = dct;
+  const uint8_t syndrome =
+      refine_dc_syndrome(check_write_to(qp, ring, local, target, start, ds, 1 + address.av_ds, plan, segments), r);
+  *target_nic = r.nic;
+  *target_dct = r.dct;
   return syndrome;
 }
 

@@ -57,10 +57,9 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   }
 #endif
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
-  // A DCI's WRITEs under a timing profile: a DC batch, one modelled wait for up to 32 (dc_batch.h).
-  if (w.copy->view.transport == QP_TRANSPORT_DCI && w.profile.enabled) {
-    return serve_dc_batch<Completion>(lanes, w, qp, local);
-  }
+  // A DCI's WRITEs (dc_batch.h): the DC lone window under `fast`, else a DC batch, one modelled
+  // wait for up to 32.
+  if (w.copy->view.transport == QP_TRANSPORT_DCI) return serve_dci<Completion>(lanes, w, qp, local);
   QpCopy& copy = window_copy(w, cache);
   if (w.available == 1) {
     const Served lone = serve_lone<Completion>(lanes, w, copy, qp);

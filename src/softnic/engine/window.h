@@ -64,7 +64,13 @@ struct WindowWqe {
 struct QpCopy {
   QpContext* qp;            // the QpContext copied; null: empty
   QpContext view;           // the copy
-  NicTables remote_tables;  // the responder's NIC table header (its mrs, capacities)
+  union {
+    NicTables remote_tables;  // RC: the responder's NIC table header (its mrs, capacities)
+    // A DCI (no responder of its own): the destination its last WQE resolved (execute.h
+    // DcRoute), so that a WQE to the same DCT reads no fabric entry, DCT count or NIC header.
+    // Empty in a fresh copy (open_window).
+    DcRoute dc_route;
+  };
   RemoteSide remote;        // nic -> remote_tables; responder: null when none answered
   uint32_t responder_pd;    // remote.responder->pd: fixed for the responder's life
   MrTable local_mrs;        // the engine NIC's memory keys (the doorbell's acquire empties L1)
@@ -417,9 +423,20 @@ DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp, c
 // need to be fresh, not ordered: a QP or responder torn down stops this engine before its memory
 // goes (gpu_engine.h, softnic.cpp), so a window that read a stale RTS still touches live memory.
 // Fills `doorbell` when true.
+// A DCI's copy has no responder to re-check: nothing of its context but its state changes while the
+// engine runs (no connect; teardown stops the engine), so its state and the doorbell, one round trip.
+template <Scope Doorbell>
+DISSECT_HD inline bool dci_copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
+  if (c.view.transport != QP_TRANSPORT_DCI) return false;
+  const uint32_t state = load_relaxed<Doorbell>(&qp.state);
+  *doorbell = load_acquire<Doorbell>(c.view.doorbell);
+  return state == QP_STATE_RTS;
+}
+
 template <Scope Doorbell>
 DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
-  if (c.qp != &qp || c.remote.responder == nullptr) return false;
+  if (c.qp != &qp) return false;
+  if (c.remote.responder == nullptr) return dci_copy_holds<Doorbell>(c, qp, doorbell);
   const uint32_t state = load_relaxed<Doorbell>(&qp.state);
   NicTables* const remote_nic = load_relaxed<TABLE_SCOPE>(&qp.remote_nic);
   const uint32_t remote_qp_index = load_relaxed<TABLE_SCOPE>(&qp.remote_qp_index);
@@ -680,6 +697,7 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
         apply_doorbell(qp, c.view, doorbell, paced);
       } else {
         w.state = refresh_copy(c, qp, local);
+        if (c.qp != nullptr && c.view.transport == QP_TRANSPORT_DCI) c.dc_route = DcRoute{};
         if (w.state != QP_STATE_RESET) {
           apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced);
         }
@@ -689,8 +707,11 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
     // A doorbell that ended inside a multi-WQEBB WQE leaves the consumer past the target.
     const uint64_t ahead = v.sq_target > v.sq_consumer ? v.sq_target - v.sq_consumer : 0;
     w.available = ahead < v.sq.wqebb_count ? static_cast<uint32_t>(ahead) : v.sq.wqebb_count;
-    // Only a copy that stands for an answering, connected QP in RTS is kept for the next window.
-    if (c.remote.responder == nullptr || v.state != QP_STATE_RTS) c.qp = nullptr;
+    // Only a copy that stands for an answering, connected QP, or a DCI, in RTS is kept for the
+    // next window (a DCI's responder is each WQE's DCT: dc_batch.h).
+    if ((c.remote.responder == nullptr && v.transport != QP_TRANSPORT_DCI) || v.state != QP_STATE_RTS) {
+      c.qp = nullptr;
+    }
   });
   if (w.available != 0) DISSECT_PHASE(0);  // heads of windows with work: most heads are idle polls
 }
