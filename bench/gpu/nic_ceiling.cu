@@ -22,6 +22,7 @@
 #include "dissect/common/cuda.h"
 #include "dissect/common/wait.h"
 #include "dissect/gda/gda.h"
+#include "dissect/softnic/cqe_times.h"
 #include "dissect/softnic/gpu_engine.h"
 #include "gpu_command.h"
 #include "harness.cuh"
@@ -101,9 +102,14 @@ __global__ void ring_kernel(const Target* targets, uint32_t count, uint64_t end,
 // %globaltimer as its window's payloads go out (express.h; the staged window: just before the CQE
 // is written, window.h), the clock t0 is read from, so
 // the two split the time at the engine's side: the doorbell's way to the engine and the engine's
-// window up to its CQE, then the CQE's release and the poller's sight of it.
+// window up to its CQE, then the CQE's release and the poller's sight of it. The softnic's CQE
+// extension (dissect/softnic/cqe_times.h) splits the first part once more: when the engine saw the
+// doorbell (the start of the pass whose read saw it; under a profile the clock after that read)
+// and the date it gave the ring, both relative to the stamp, and the path that wrote the CQE.
 struct LatencySample {
   unsigned long long seen, stamped;
+  uint32_t rung_to_stamp, seen_to_stamp;  // softnic::CqeTimes
+  uint32_t path;
 };
 
 __global__ void latency_kernel(Target t, uint32_t iterations, LatencySample* samples, uint32_t* ok) {
@@ -116,8 +122,10 @@ __global__ void latency_kernel(Target t, uint32_t iterations, LatencySample* sam
     gda::ordering::gpu_fence::store_doorbell(t.qp.doorbell, mlx5::doorbell_value(i + 1, t.qp.qpn));
     good = wait_cqe(t.qp, i, DEFAULT_WAIT_TIMEOUT_NS);
     const uint64_t t1 = now_ns();
-    const uint64_t stamp = t.qp.send_cq.cqes[i & (t.qp.send_cq.cqe_count - 1)].timestamp.value();
-    samples[i] = LatencySample{t1 - t0, stamp - t0};
+    const mlx5::mlx5_cqe64& cqe = t.qp.send_cq.cqes[i & (t.qp.send_cq.cqe_count - 1)];
+    const uint64_t stamp = cqe.timestamp.value();
+    const softnic::CqeTimes times = softnic::cqe_times(cqe);
+    samples[i] = LatencySample{t1 - t0, stamp - t0, times.rung_to_stamp_ns, times.seen_to_stamp_ns, times.path};
   }
   *ok = good;
 }
@@ -172,6 +180,20 @@ Result measure_latency(const NicCeilingConfig& c) {
   Result r = base(c, "doorbell to CQE, 1 QP, 8 B inline");
   Metric latency{"doorbell to CQE", "us", {}};
   Metric stamped{"doorbell to CQE stamped", "us", {}};  // the model's CQE timestamp (latency_kernel)
+  // Each hop on its own (softnic::CqeTimes; samples whose CQE kept the times): the doorbell's way
+  // to the pass that saw it, the engine from that pass to the stamp, the CQE's way to the poller;
+  // and where the engine dated the ring (t0 at 0; up to one pass before it, never after the pass
+  // that saw it). A hop the engine did not keep has no samples.
+  Metric to_seen{"doorbell to seen", "us", {}};
+  Metric seen_to_stamp{"seen to stamp", "us", {}};
+  Metric stamp_to_seen{"stamp to CQE seen", "us", {}};
+  Metric ring_date{"doorbell to ring date", "us", {}};
+  // The path that wrote each sample's CQE (softnic::CqePath), as a share of the samples: proof of
+  // which window executed the latency case.
+  Metric lone{"CQEs by the lone window", "%", {}};
+  Metric express{"CQEs by the express window", "%", {}};
+  Metric staged{"CQEs by the staged window", "%", {}};
+  Metric other_path{"CQEs by another path", "%", {}};
   bool valid = true;
   for (uint32_t run = 0; run < c.runs; ++run) {
     Setup s = make_setup(c, 1, 8, 4096);
@@ -185,15 +207,38 @@ Result measure_latency(const NicCeilingConfig& c) {
     q.read(h.data(), s.samples, n);
     q.read(&good, s.ok, 1);
     valid = valid && good;
-    std::vector<double> seen, at_stamp;
+    std::vector<double> seen, at_stamp, hop_seen, hop_window, hop_cqe, dated;
+    uint32_t paths[5] = {}, kept = 0;
     for (uint32_t i = n / 10; i < n; ++i) {  // first 10 %: warm-up
-      seen.push_back(double(h[i].seen) / 1e3);
-      at_stamp.push_back(double(static_cast<long long>(h[i].stamped)) / 1e3);
+      const LatencySample& x = h[i];
+      const double stamp_us = double(static_cast<long long>(x.stamped)) / 1e3;
+      seen.push_back(double(x.seen) / 1e3);
+      at_stamp.push_back(stamp_us);
+      hop_cqe.push_back(double(x.seen) / 1e3 - stamp_us);
+      ++kept;
+      ++paths[x.path < 5 ? x.path : 0];
+      if (x.seen_to_stamp != softnic::CQE_TIME_UNKNOWN) {
+        hop_seen.push_back(stamp_us - x.seen_to_stamp / 1e3);
+        hop_window.push_back(x.seen_to_stamp / 1e3);
+      }
+      if (x.rung_to_stamp != softnic::CQE_TIME_UNKNOWN) dated.push_back(stamp_us - x.rung_to_stamp / 1e3);
     }
     latency.runs.push_back(summarize(seen));
     stamped.runs.push_back(summarize(at_stamp));
+    stamp_to_seen.runs.push_back(summarize(hop_cqe));
+    if (!hop_seen.empty()) to_seen.runs.push_back(summarize(hop_seen));
+    if (!hop_window.empty()) seen_to_stamp.runs.push_back(summarize(hop_window));
+    if (!dated.empty()) ring_date.runs.push_back(summarize(dated));
+    auto share = [&](uint32_t count) { return summarize({kept ? 100.0 * count / kept : 0.0}); };
+    lone.runs.push_back(share(paths[softnic::CQE_PATH_LONE]));
+    express.runs.push_back(share(paths[softnic::CQE_PATH_EXPRESS]));
+    staged.runs.push_back(share(paths[softnic::CQE_PATH_STAGED]));
+    other_path.runs.push_back(share(paths[softnic::CQE_PATH_NONE] + paths[softnic::CQE_PATH_ONE_AT_A_TIME]));
   }
-  r.metrics = {latency, stamped};
+  r.metrics = {latency, stamped, stamp_to_seen, lone, express, staged, other_path};
+  for (Metric* m : {&to_seen, &seen_to_stamp, &ring_date}) {
+    if (!m->runs.empty()) r.metrics.push_back(*m);
+  }
   r.payload_validated = valid;
   return r;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "dissect/softnic/cqe_times.h"
 #include "support/nic_model_fuzz.h"
 
 namespace dissect::testing::fuzz {
@@ -52,6 +53,11 @@ inline void adopt_timestamps(const NicModelRig& rig, uint8_t* shadow, const Orac
                             (w.slot % NicModelRig::kCqes) * mlx5::MLX5_CQE_SIZE;
     const int last = w.error ? 54 : 55;
     for (int b = 48; b <= last; ++b) shadow[offset + b] = rig.base[offset + b];
+    if (w.send) {  // the softnic's requester CQE extension (dissect/softnic/cqe_times.h)
+      for (uint32_t b = dissect::softnic::CQE_TIMES_OFFSET; b < dissect::softnic::CQE_TIMES_OFFSET + dissect::softnic::CQE_TIMES_BYTES; ++b) {
+        shadow[offset + b] = rig.base[offset + b];
+      }
+    }
   }
 }
 

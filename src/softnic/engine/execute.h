@@ -42,6 +42,7 @@
 #include "dissect/common/atomic.h"
 #include "dissect/common/clock.h"
 #include "dissect/softnic/impl/context.h"
+#include "dissect/softnic/cqe_times.h"
 #include "connection_state.h"
 #include "dc_timing.h"
 
@@ -304,11 +305,13 @@ DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uin
 }
 
 // The requester CQE of the WQE at `wqe_start`, stamped `timestamp` (ns); returns its CQE opcode
-// (REQ or REQ_ERR).
+// (REQ or REQ_ERR). Bytes 4..12 carry the softnic's diagnostic (dissect/softnic/cqe_times.h): the
+// QP's doorbell dates relative to the stamp and `path`, the engine path writing it.
 DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
                                         const WqeOutcome& outcome, mlx5::mlx5_cqe64* cqe,
-                                        uint64_t timestamp) {
+                                        uint64_t timestamp, uint8_t path = CQE_PATH_NONE) {
   *cqe = mlx5::mlx5_cqe64{};
+  set_cqe_times(cqe, timestamp, qp.doorbell_rung_ns, qp.doorbell_seen_ns, path);
   cqe->wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(wqe_start));
   cqe->sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qp.qpn);
   cqe->timestamp = mlx5::be64::from_host(timestamp);
@@ -323,7 +326,7 @@ DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
 DISSECT_HD inline void complete_requester(QpContext& qp, uint64_t wqe_start,
                                           const WqeOutcome& outcome) {
   mlx5::mlx5_cqe64 cqe;
-  const uint8_t cqe_opcode = requester_cqe(qp, wqe_start, outcome, &cqe, now_ns());
+  const uint8_t cqe_opcode = requester_cqe(qp, wqe_start, outcome, &cqe, now_ns(), CQE_PATH_ONE_AT_A_TIME);
   if (outcome.syndrome != 0) ++qp.counters.error_cqes;
   write_cqe(qp.send_cq, cqe, cqe_opcode);
   ++qp.counters.cqes_written;

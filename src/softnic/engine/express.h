@@ -251,7 +251,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
 #endif
     const WqeOutcome outcome{e.syndrome, e.opcode, e.signaled != 0, 1, e.plan.length};
     mlx5::mlx5_cqe64 cqe;
-    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer + k, outcome, &cqe, stamp);
+    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer + k, outcome, &cqe, stamp, CQE_PATH_EXPRESS);
     e.cqe = cqe_entry(v.send_cq, index);
     e.cqe_tail = write_cqe_body(e.cqe, v.send_cq, index, cqe, cqe_opcode);
   });

@@ -158,11 +158,24 @@ __global__ void engine_kernel(EngineLaunch p) {
       count = lanes.broadcast(load_acquire<Scope::gpu>(&p.tables->qp_count));
     }
     const uint32_t mine = warp < count ? (count - warp + p.warps - 1) / p.warps : 0;  // QPs of this warp
+    // The pass's clock, read before any of its doorbell reads (the barrier orders lane 0's read
+    // before every lane's watch load): the ring dates of the doorbells this pass sees (ring_date).
+    if (lanes.lane() == 0) {
+      const uint64_t start = now_ns();
+      w.clock.before_ns = passes == 0 ? start : w.clock.pass_ns;
+      w.clock.pass_ns = start;
+    }
+    __syncwarp();
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     uint32_t executed = 0;
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];
       DISSECT_PHASE_START;
+      // What the watch read this pass for the slot (0 past the watched slots: the previous pass's
+      // visit read the word); the visit's head reads it after its barrier (open_window).
+      if (lanes.lane() == (slot < WATCHED_SLOTS ? slot : 0)) {
+        w.clock.watched = slot < WATCHED_SLOTS ? watch.rung : 0;
+      }
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
                                 count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
       DISSECT_PHASE(8);

@@ -50,7 +50,7 @@ DISSECT_HD inline uint32_t lone_wqe(const Window& w, QpCopy& copy, QpContext& qp
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     const WqeOutcome outcome{x.syndrome, x.opcode, x.signaled != 0, 1, x.plan.length};
     mlx5::mlx5_cqe64 cqe;
-    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer, outcome, &cqe, now_ns());
+    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer, outcome, &cqe, now_ns(), CQE_PATH_LONE);
     entry = cqe_entry(v.send_cq, index);
     tail = write_cqe_body(entry, v.send_cq, index, cqe, cqe_opcode);
   }

@@ -82,6 +82,32 @@ struct QpCopy {
 };
 inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more copies the rest anew
 
+// When a doorbell was rung, as the engine dates it (docs/softnic-engine.md, "When a doorbell was
+// rung"). An engine reads each QP's doorbell once a pass (the GPU engine's watch for a warp's first
+// 32 QPs, else the visit's first window; the host engine: the visit), so a doorbell value its read
+// sees for the first time was rung after the last read that saw an older one, and that read came
+// after the start of its pass. The engine loop sets these before each visit; a Window nobody sets
+// (pass_ns 0: a test driving serve_qp, a drain outside the loop) dates a doorbell when it is seen.
+struct DoorbellClock {
+  uint64_t pass_ns;    // the start of this pass, before its first doorbell read; 0: no clock kept
+  uint64_t before_ns;  // the start of the previous pass (pass_ns in the first)
+  // What this pass's doorbell watch read for the QP visited (gpu_kernel.cu), or 0 (no doorbell is
+  // 0: it carries the QPN) where no watch read it this pass and the previous pass's visit read it.
+  uint64_t watched;
+};
+
+// The ring date of `doorbell`, first seen by a read of this pass (`later_read`: not the visit's
+// first doorbell read, i.e. an earlier read of this pass saw an older value): never before the
+// previous pass, never after this one. The visit's first read of the value the watch read this pass
+// (or of any value, where the previous pass's visit read the word): after the previous pass's read,
+// which followed before_ns. Any other value (a later read, a value newer than the watch's): after a
+// read of this pass, which followed pass_ns. 0 without a clock.
+DISSECT_HD inline uint64_t ring_date(const DoorbellClock& c, uint64_t doorbell, bool later_read) {
+  if (c.pass_ns == 0) return 0;
+  if (later_read || (c.watched != 0 && c.watched != doorbell)) return c.pass_ns;
+  return c.before_ns;
+}
+
 // One warp's scratch (shared memory on the GPU).
 struct Window {
   // The announced WQEBBs at the consumer, copied at once (WQEBB j in slot j % 32): every later
@@ -98,6 +124,7 @@ struct Window {
   uint32_t count;                   // WQEs in the window
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
+  DoorbellClock clock;              // set by the engine loop each pass (leader)
   DISSECT_HD mlx5::send_ring staged() const {
     return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_LANES};
   }
@@ -271,7 +298,7 @@ DISSECT_HD inline void complete_window_wqe(const QpContext& qp, const WindowWqe&
                                            uint64_t index, uint64_t timestamp) {
   const WqeOutcome outcome{w.syndrome, w.opcode, w.signaled != 0, w.wqebbs, w.plan.length};
   mlx5::mlx5_cqe64 cqe;
-  const uint8_t cqe_opcode = requester_cqe(qp, qp.sq_consumer + w.offset, outcome, &cqe, timestamp);
+  const uint8_t cqe_opcode = requester_cqe(qp, qp.sq_consumer + w.offset, outcome, &cqe, timestamp, CQE_PATH_STAGED);
   write_cqe_at<S>(qp.send_cq, index, cqe, cqe_opcode);
 }
 
@@ -447,16 +474,25 @@ DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* door
 }
 
 // The doorbell's news applied to the copy; the QpContext receives the progress, its counters the
-// doorbell counts. `paced`: a timing profile will pace the window from the time the doorbell was
-// seen (the clock is read only then: on the host a clock_gettime per doorbell).
-DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t doorbell, bool paced) {
+// doorbell counts, and both the doorbell's dates when it raised the target: `rung` (ring_date,
+// `clock` and `later_read`), which a timing profile's RC windows pace from, and `seen`. `paced`: a
+// timing profile will pace the window; then `seen` is the clock after the read (the DC batch paces
+// from it) and a Window without a pass clock dates the ring there too; without a profile the clock
+// is not read here: `seen` is the start of the pass (0 without a pass clock). On the host a
+// clock_gettime per doorbell was measured to cost more than the window.
+DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t doorbell, bool paced,
+                                      const DoorbellClock& clock, bool later_read) {
   if (doorbell == v.last_doorbell) return;
   const uint64_t doorbells = v.counters.doorbells, bad = v.counters.bad_doorbells;
   const uint64_t target = v.sq_target;
   note_doorbell(v, doorbell);
-  if (paced && v.sq_target != target) {
-    v.doorbell_seen_ns = now_ns();
+  if (v.sq_target != target && (paced || clock.pass_ns != 0)) {
+    const uint64_t seen = paced ? now_ns() : clock.pass_ns;
+    const uint64_t rung = ring_date(clock, doorbell, later_read);
+    v.doorbell_seen_ns = seen;
+    v.doorbell_rung_ns = rung != 0 && rung < seen ? rung : seen;
     qp.doorbell_seen_ns = v.doorbell_seen_ns;
+    qp.doorbell_rung_ns = v.doorbell_rung_ns;
   }
   add_count(qp.counters.doorbells, v.counters.doorbells - doorbells);
   add_count(qp.counters.bad_doorbells, v.counters.bad_doorbells - bad);
@@ -566,7 +602,9 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
                                          uint64_t bytes, bool pointer) {
   const TimingProfile& p = w.profile;
-  uint64_t ready = v.doorbell_seen_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
+  // From the doorbell's ring date (apply_doorbell): the profile's latency is the NIC's from the
+  // ring, and the engine's own sighting lag (up to a pass) is not added to it.
+  uint64_t ready = v.doorbell_rung_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
   double cost = pipe_cost_units(p, messages, bytes);
   if (p.qp_cache_entries != 0 && messages != 0) {
     const ConnectionCost c = connection_state(w, v, messages);
@@ -694,12 +732,12 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
       uint64_t doorbell = 0;
       const bool paced = w.profile.enabled != 0;
       if (copy_holds<Doorbell>(c, qp, &doorbell)) {
-        apply_doorbell(qp, c.view, doorbell, paced);
+        apply_doorbell(qp, c.view, doorbell, paced, w.clock, checked);
       } else {
         w.state = refresh_copy(c, qp, local);
         if (c.qp != nullptr && c.view.transport == QP_TRANSPORT_DCI) c.dc_route = DcRoute{};
         if (w.state != QP_STATE_RESET) {
-          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced);
+          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced, w.clock, checked);
         }
       }
     }

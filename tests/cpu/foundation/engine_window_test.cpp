@@ -405,8 +405,11 @@ std::vector<Round> make_program(uint32_t seed, uint32_t sq_wqebbs, uint32_t rq_w
 
 // --- comparison ----------------------------------------------------------------------------------
 
+// Without the engine's clock: the timestamp and the softnic's CQE extension (cqe_times.h: the
+// doorbell's dates and the path, which differ between the executors compared).
 mlx5::mlx5_cqe64 without_timestamp(mlx5::mlx5_cqe64 cqe) {
   cqe.timestamp = mlx5::be64{0};
+  std::memset(reinterpret_cast<uint8_t*>(&cqe) + softnic::CQE_TIMES_OFFSET, 0, softnic::CQE_TIMES_BYTES);
   return cqe;
 }
 
@@ -1081,6 +1084,102 @@ TEST(EngineWindow, TimingProfileDelaysPayloadThenCqe) {
   const uint64_t cqe_time = s->send_cqes[0].timestamp.value();
   EXPECT_GE(cqe_time, t0 + 3'000'000u);
   EXPECT_GE(s->qp().doorbell_seen_ns, t0);
+}
+
+// The ring date (window.h, ring_date): never before the previous pass, never after this one; the
+// previous pass's start only for the visit's first read of the value the watch read this pass (or
+// of any value where no watch read it); this pass's start for anything newer or read later.
+TEST(EngineWindow, RingDateIsWithinOnePassOfTheSighting) {
+  std::mt19937_64 random(11);
+  const uint64_t value_a = mlx5::doorbell_value(5, 0x123), value_b = mlx5::doorbell_value(6, 0x123);
+  EXPECT_EQ(softnic::ring_date(softnic::DoorbellClock{}, value_a, false), 0u) << "no clock: none";
+  for (int i = 0; i < 10000; ++i) {
+    softnic::DoorbellClock c;
+    c.before_ns = 1 + random() % 1'000'000'000;
+    c.pass_ns = c.before_ns + random() % 10'000;
+    const int watch = static_cast<int>(random() % 3);  // none, the value read, an older value
+    c.watched = watch == 0 ? 0 : watch == 1 ? value_b : value_a;
+    const bool later = random() % 2 == 1;
+    const uint64_t d = softnic::ring_date(c, value_b, later);
+    ASSERT_GE(d, c.before_ns) << "dated before the pass that last saw the old value";
+    ASSERT_LE(d, c.pass_ns) << "dated after the pass that saw it";
+    const bool previous_pass = !later && watch != 2;
+    ASSERT_EQ(d, previous_pass ? c.before_ns : c.pass_ns) << "watch " << watch << " later " << later;
+  }
+}
+
+// Under a profile a window paces from the ring date the engine loop's clock gives (not from the
+// sighting), its CQE no earlier than that date plus the profile's latencies, and the CQE's softnic
+// extension (cqe_times.h) says when the doorbell was dated and seen and which path wrote it.
+TEST(EngineWindow, ProfiledCqeIsNeverBeforeTheRingDatePlusTheLatencies) {
+  for (int later = 0; later < 2; ++later) {
+    auto s = std::make_unique<Synthetic>(64, 64, 0);
+    Op op;
+    op.kind = Kind::inline_write;
+    op.length = 8;
+    op.payload.assign(8, 0x5a);
+    op.signaled = true;
+    build(*s, op);
+    softnic::Window window{};
+    window.profile.enabled = 1;
+    window.profile.doorbell_to_data_ns = 2'000'000;
+    window.profile.data_to_cqe_ns = 1'000'000;
+    const uint64_t t0 = dissect::now_ns();
+    // The engine loop's clock as a host engine sets it: the previous pass 1.5 ms back, this one
+    // now; `later`: the watch read an older value this pass, so the ring was after pass_ns.
+    window.clock.pass_ns = t0;
+    window.clock.before_ns = t0 - 1'500'000;
+    window.clock.watched = later ? mlx5::doorbell_value(0, s->qp().qpn) : 0;
+    s->ring_doorbell(1);
+    const softnic::Served served =
+        softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0]);
+    ASSERT_EQ(served.executed, 1u);
+    EXPECT_EQ(s->destination_bytes()[0], 0x5a);
+    const uint64_t rung = s->qp().doorbell_rung_ns;
+    EXPECT_EQ(rung, later ? t0 : t0 - 1'500'000);
+    EXPECT_GE(s->qp().doorbell_seen_ns, t0) << "under a profile: the clock after the read";
+    const mlx5::mlx5_cqe64& cqe = s->send_cqes[0];
+    const uint64_t stamp = cqe.timestamp.value();
+    EXPECT_GE(stamp, rung + 3'000'000u) << "CQE before the ring date plus the latencies";
+    const softnic::CqeTimes times = softnic::cqe_times(cqe);
+    EXPECT_EQ(times.rung_to_stamp_ns, stamp - rung);
+    EXPECT_EQ(times.seen_to_stamp_ns, stamp - s->qp().doorbell_seen_ns);
+    EXPECT_EQ(times.path, softnic::CQE_PATH_STAGED) << "a profile's window is the staged one";
+  }
+}
+
+// Without a profile the engine reads no clock for a doorbell: the CQE extension carries the pass's
+// start as the sighting and the previous pass's as the ring date, and names the lone window.
+TEST(EngineWindow, FastCqeNamesTheLoneWindowAndThePasses) {
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  Op op;
+  op.kind = Kind::inline_write;
+  op.length = 8;
+  op.payload.assign(8, 0x33);
+  op.signaled = true;
+  build(*s, op);
+  softnic::Window window{};
+  const uint64_t t0 = dissect::now_ns();
+  window.clock.pass_ns = t0 - 1'000;
+  window.clock.before_ns = t0 - 5'000;
+  s->ring_doorbell(1);
+  const softnic::Served served =
+      softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0]);
+  ASSERT_EQ(served.executed, 1u);
+  const mlx5::mlx5_cqe64& cqe = s->send_cqes[0];
+  const uint64_t stamp = cqe.timestamp.value();
+  const softnic::CqeTimes times = softnic::cqe_times(cqe);
+  EXPECT_EQ(times.path, softnic::CQE_PATH_LONE);
+  EXPECT_EQ(times.seen_to_stamp_ns, stamp - (t0 - 1'000));
+  EXPECT_EQ(times.rung_to_stamp_ns, stamp - (t0 - 5'000));
+  // No pass clock (a Window nobody sets): nothing kept, the fields say so.
+  auto u = std::make_unique<Synthetic>(64, 64, 0);
+  build(*u, op);
+  softnic::Window bare{};
+  u->ring_doorbell(1);
+  ASSERT_EQ(softnic::serve_qp(softnic::HostLanes{}, bare, u->qp(), u->tables, &bare.cache[0]).executed, 1u);
+  EXPECT_EQ(softnic::cqe_times(u->send_cqes[0]).seen_to_stamp_ns, softnic::CQE_TIME_UNKNOWN);
+  EXPECT_EQ(softnic::cqe_times(u->send_cqes[0]).rung_to_stamp_ns, softnic::CQE_TIME_UNKNOWN);
 }
 
 // The NIC's pipe is shared: a window waits for the slot the pipe gives it.

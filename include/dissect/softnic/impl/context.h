@@ -113,8 +113,12 @@ struct QpContext {
   uint64_t sq_consumer;         // WQEBBs consumed (free-running)
   uint64_t last_doorbell;       // last doorbell value acted on
   uint64_t sq_target;           // highest WQEBB index announced by a doorbell (free-running)
-  uint64_t doorbell_seen_ns;    // when the engine saw the doorbell that last raised sq_target
-                                // (kept under a timing profile only: it paces from it)
+  uint64_t doorbell_seen_ns;    // when the engine saw the doorbell that last raised sq_target:
+                                // under a timing profile the clock after the read (DC pacing);
+                                // else the start of the pass whose read saw it (0: no pass clock)
+  uint64_t doorbell_rung_ns;    // when that doorbell was rung, as the engine dates it: the start
+                                // of the last pass whose read saw an older value (window.h,
+                                // ring_date); a timing profile's RC windows pace from it
   CqContext send_cq;
   mlx5::mlx5_wqe_data_seg* rq;  // receive WQEs, one data segment each; null = no RQ
   uint32_t rq_wqe_count;
