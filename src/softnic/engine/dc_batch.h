@@ -148,7 +148,7 @@ DISSECT_HD inline void pace_dc_lane(NicTables& local, const QpContext& v, const 
   if (l.nic != &local) {
     const uint64_t received = receive_processing(*l.nic, *l.nic, RemoteWindow{},
                                                  dc_responder_key(local.nic_id, v.qpn, l.dct->dctn), 1);
-    const uint64_t after = received > v.doorbell_seen_ns ? received - v.doorbell_seen_ns : 0;
+    const uint64_t after = received > v.doorbell_rung_ns ? received - v.doorbell_rung_ns : 0;
     l.received = after < 0xffffffffu ? static_cast<uint32_t>(after) : 0xffffffffu;
   }
 }
@@ -160,8 +160,8 @@ DISSECT_HD inline uint64_t pace_dc_batch(NicTables& local, QpContext& qp, QpCont
                                          uint64_t bytes, bool pointers, uint32_t connects, uint32_t misses,
                                          uint32_t received, uint32_t last_tag, uint64_t end) {
   const TimingProfile& p = local.profile;
-  uint64_t ready = dc_data_ready_ns(p, v.doorbell_seen_ns, pointers, connects);
-  const uint64_t from_targets = v.doorbell_seen_ns + received;
+  uint64_t ready = dc_data_ready_ns(p, v.doorbell_rung_ns, pointers, connects);
+  const uint64_t from_targets = v.doorbell_rung_ns + received;
   if (from_targets > ready) ready = from_targets;
   double units = pipe_ns(p, moved, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
   units += static_cast<double>(misses) * p.send_context_miss_ns * PIPE_UNITS_PER_NS;

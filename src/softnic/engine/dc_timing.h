@@ -26,14 +26,15 @@ DISSECT_HD inline uint32_t dc_connection_tag(uint32_t nic_id, uint32_t dctn) {
   return 0x80000000u | (dctn ^ (nic_id << 20));
 }
 
-// When the payload of a WQE whose doorbell the engine saw at `seen` may move, by the profile's
+// When the payload of a WQE whose doorbell was rung at `rung` (its ring date: window.h ring_date,
+// the date RC's windows pace from too) may move, by the profile's
 // latency alone (an idle pipe): doorbell_to_data_ns, payload_read_ns for a pointer payload, and
 // `connects` DC connects (each dc_connect_ns: a DCI holds one DCT at a time, so the handshakes of
 // one batch follow one another). The same sum as RC's window (window.h pace_payloads) plus the
 // connects, so one idle DC put's modelled doorbell-to-CQE is RC's plus dc_connect_ns.
-DISSECT_HD inline uint64_t dc_data_ready_ns(const TimingProfile& p, uint64_t seen, bool pointer,
+DISSECT_HD inline uint64_t dc_data_ready_ns(const TimingProfile& p, uint64_t rung, bool pointer,
                                             uint32_t connects) {
-  return seen + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0) +
+  return rung + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0) +
          uint64_t{connects} * p.dc_connect_ns;
 }
 
@@ -58,7 +59,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
   qp.dc_connected = start + wqebbs < qp.sq_target ? tag : 0;  // idle after this WQE: disconnected
   // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
   if (connect) fetch_add<Scope::system>(&dct.connects, 1u);
-  uint64_t ready = dc_data_ready_ns(p, qp.doorbell_seen_ns, pointer, connect ? 1 : 0);
+  uint64_t ready = dc_data_ready_ns(p, qp.doorbell_rung_ns, pointer, connect ? 1 : 0);
   uint64_t slot = 0;
   if (connection_model(p)) {
     slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes);
