@@ -684,7 +684,9 @@ struct DcRoute {
 };
 
 // What a WQE re-reads of its route's DCT (the fields the control path may change while the engine
-// runs, or that the checks compare): one 16 B and one 8 B load of one 32 B sector, in flight at once.
+// runs, or that the checks compare): three loads (8, 4 and 8 B), in flight at once. Not one 16 B load: a
+// DctContext is 40 bytes, so every other slot of NicTables::dcts is only 8-byte aligned (a 16 B
+// load there faulted with cudaErrorMisalignedAddress on the H200).
 struct DctFields {
   uint32_t dctn;
   uint32_t valid;
@@ -695,14 +697,16 @@ DISSECT_HD inline DctFields load_dct_fields(const DctContext* dct) {
   DctFields f{0, 0, 0, 0};
   if (dct == nullptr) return f;
 #if defined(__CUDA_ARCH__)
-  static_assert(offsetof(DctContext, dc_key) == 16);
-  uint32_t w[4];
-  load_16<false>(dct, w);
+  static_assert(offsetof(DctContext, valid) == 4 && offsetof(DctContext, pd) == 8 &&
+                offsetof(DctContext, dc_key) == 16 && alignof(DctContext) == 8);
+  uint32_t dctn, valid, pd;
   unsigned long long key;
+  asm volatile("ld.relaxed.gpu.global.v2.u32 {%0, %1}, [%2];" : "=r"(dctn), "=r"(valid) : "l"(&dct->dctn) : "memory");
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(pd) : "l"(&dct->pd) : "memory");
   asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(key) : "l"(&dct->dc_key) : "memory");
-  f.dctn = w[0];
-  f.valid = w[1];
-  f.pd = w[2];
+  f.dctn = dctn;
+  f.valid = valid;
+  f.pd = pd;
   f.dc_key = key;
 #else
   f.valid = load_acquire<TABLE_SCOPE>(const_cast<uint32_t*>(&dct->valid));

@@ -161,9 +161,7 @@ __global__ void engine_kernel(EngineLaunch p) {
     // The pass's clock, read before any of its doorbell reads (the barrier orders lane 0's read
     // before every lane's watch load): the ring dates of the doorbells this pass sees (ring_date).
     if (lanes.lane() == 0) {
-      const uint64_t start = now_ns();
-      w.clock.before_ns = passes == 0 ? start : w.clock.pass_ns;
-      w.clock.pass_ns = start;
+      w.clock.pass_ns = now_ns();
     }
     __syncwarp();
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
@@ -171,11 +169,6 @@ __global__ void engine_kernel(EngineLaunch p) {
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];
       DISSECT_PHASE_START;
-      // What the watch read this pass for the slot (0 past the watched slots: the previous pass's
-      // visit read the word); the visit's head reads it after its barrier (open_window).
-      if (lanes.lane() == (slot < WATCHED_SLOTS ? slot : 0)) {
-        w.clock.watched = slot < WATCHED_SLOTS ? watch.rung : 0;
-      }
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
                                 count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
       DISSECT_PHASE(8);

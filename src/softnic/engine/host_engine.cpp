@@ -89,14 +89,9 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
   while (!stop_.load(std::memory_order_acquire)) {
     const uint32_t qps = load_acquire<Scope::system>(&tables->qp_count);
     // Under a timing profile, the pass's clock before its doorbell reads: the ring dates of the
-    // doorbells it sees (window.h, ring_date). A thread visits each of its QPs every pass, so a
-    // doorbell first seen now was rung after the previous pass began (its read of the word). The
-    // fast profile keeps no dates: a clock_gettime per pass is not free on a spinning thread.
-    if (window.profile.enabled) {
-      const uint64_t start = now_ns();
-      window.clock.before_ns = window.clock.pass_ns != 0 ? window.clock.pass_ns : start;
-      window.clock.pass_ns = start;
-    }
+    // doorbells it sees (window.h, ring_date). The fast profile keeps no dates: a clock_gettime per
+    // pass is not free on a spinning thread.
+    if (window.profile.enabled) window.clock.pass_ns = now_ns();
     uint32_t executed = 0;
     for (uint32_t i = index; i < qps; i += count) {
       QpContext& qp = tables->qps[i];

@@ -33,12 +33,6 @@
 
 namespace dissect::softnic {
 
-#if defined(__CUDACC__)
-#define DISSECT_UNROLL _Pragma("unroll")
-#else
-#define DISSECT_UNROLL
-#endif
-
 inline constexpr uint32_t WINDOW_LANES = 32;
 // A payload this large is copied by the whole warp, 16 B per lane per step, instead of by its lane.
 inline constexpr uint64_t WARP_COPY_BYTES = 256;
@@ -89,24 +83,18 @@ inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more copi
 // after the start of its pass. The engine loop sets these before each visit; a Window nobody sets
 // (pass_ns 0: a test driving serve_qp, a drain outside the loop) dates a doorbell when it is seen.
 struct DoorbellClock {
-  uint64_t pass_ns;    // the start of this pass, before its first doorbell read; 0: no clock kept
-  uint64_t before_ns;  // the start of the previous pass (pass_ns in the first)
-  // What this pass's doorbell watch read for the QP visited (gpu_kernel.cu), or 0 (no doorbell is
-  // 0: it carries the QPN) where no watch read it this pass and the previous pass's visit read it.
-  uint64_t watched;
+  uint64_t pass_ns;  // the start of this pass, before its first doorbell read; 0: no clock kept
 };
 
-// The ring date of `doorbell`, first seen by a read of this pass (`later_read`: not the visit's
-// first doorbell read, i.e. an earlier read of this pass saw an older value): never before the
-// previous pass, never after this one. The visit's first read of the value the watch read this pass
-// (or of any value, where the previous pass's visit read the word): after the previous pass's read,
-// which followed before_ns. Any other value (a later read, a value newer than the watch's): after a
-// read of this pass, which followed pass_ns. 0 without a clock.
-DISSECT_HD inline uint64_t ring_date(const DoorbellClock& c, uint64_t doorbell, bool later_read) {
-  if (c.pass_ns == 0) return 0;
-  if (later_read || (c.watched != 0 && c.watched != doorbell)) return c.pass_ns;
-  return c.before_ns;
-}
+// The ring date of a doorbell first seen by a read of this pass: the pass's start. The ring lies
+// after the previous pass's read of the old value and before the read that saw it, which followed
+// pass_ns; a profile must never release a CQE before the ring plus its latencies, so the date is
+// that interval's late end: late by whatever of the previous pass followed the ring, early by at
+// most the one load between pass_ns and the read. The early end (the previous pass's start) was
+// the first rule: under a profile a pass holds a window's modelled wait, and the H200 dated rings
+// 7.0 us before the doorbell with it (cx7-ib, 2026-12-03), which would have released CQEs that
+// much before the model allows had the engine been faster than the profile. 0 without a clock.
+DISSECT_HD inline uint64_t ring_date(const DoorbellClock& c) { return c.pass_ns; }
 
 // One warp's scratch (shared memory on the GPU).
 struct Window {
@@ -474,21 +462,21 @@ DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* door
 }
 
 // The doorbell's news applied to the copy; the QpContext receives the progress, its counters the
-// doorbell counts, and both the doorbell's dates when it raised the target: `rung` (ring_date,
-// `clock` and `later_read`), which a timing profile's RC windows pace from, and `seen`. `paced`: a
-// timing profile will pace the window; then `seen` is the clock after the read (the DC batch paces
-// from it) and a Window without a pass clock dates the ring there too; without a profile the clock
+// doorbell counts, and both the doorbell's dates when it raised the target: `rung` (ring_date of
+// `clock`), which a timing profile's windows and DC batches pace from, and `seen`. `paced`: a
+// timing profile will pace the window; then `seen` is the clock after the read, and a Window
+// without a pass clock dates the ring there too; without a profile the clock
 // is not read here: `seen` is the start of the pass (0 without a pass clock). On the host a
 // clock_gettime per doorbell was measured to cost more than the window.
 DISSECT_HD inline void apply_doorbell(QpContext& qp, QpContext& v, uint64_t doorbell, bool paced,
-                                      const DoorbellClock& clock, bool later_read) {
+                                      const DoorbellClock& clock) {
   if (doorbell == v.last_doorbell) return;
   const uint64_t doorbells = v.counters.doorbells, bad = v.counters.bad_doorbells;
   const uint64_t target = v.sq_target;
   note_doorbell(v, doorbell);
   if (v.sq_target != target && (paced || clock.pass_ns != 0)) {
     const uint64_t seen = paced ? now_ns() : clock.pass_ns;
-    const uint64_t rung = ring_date(clock, doorbell, later_read);
+    const uint64_t rung = ring_date(clock);
     v.doorbell_seen_ns = seen;
     v.doorbell_rung_ns = rung != 0 && rung < seen ? rung : seen;
     qp.doorbell_seen_ns = v.doorbell_seen_ns;
@@ -732,12 +720,12 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
       uint64_t doorbell = 0;
       const bool paced = w.profile.enabled != 0;
       if (copy_holds<Doorbell>(c, qp, &doorbell)) {
-        apply_doorbell(qp, c.view, doorbell, paced, w.clock, checked);
+        apply_doorbell(qp, c.view, doorbell, paced, w.clock);
       } else {
         w.state = refresh_copy(c, qp, local);
         if (c.qp != nullptr && c.view.transport == QP_TRANSPORT_DCI) c.dc_route = DcRoute{};
         if (w.state != QP_STATE_RESET) {
-          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced, w.clock, checked);
+          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced, w.clock);
         }
       }
     }
