@@ -311,6 +311,13 @@ DISSECT_HD inline void store_dc_inline(uint8_t* out, uint64_t length, const uint
 #endif
 }
 
+template <typename Segment>
+DISSECT_HD inline Segment dc_segment(const uint32_t (&word)[32], uint32_t ds) {
+  Segment s;
+  __builtin_memcpy(&s, &word[4 * ds], sizeof s);
+  return s;
+}
+
 // Executes the DC WRITE at the consumer of `copy` (a DCI, open, in RTS, `fast`) in the calling
 // lane when it is the whole announcement; returns its syndrome, or NOT_LONE without a side effect.
 template <Scope Completion>
@@ -348,7 +355,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
       route.nic != nullptr && copy.last_rkey != 0 ? load_mr<true>(route.mrs, copy.last_rkey) : MrEntry{};
   const MrEntry guessed_lkey = copy.last_lkey != 0 ? load_mr<true>(copy.local_mrs, copy.last_lkey) : MrEntry{};
 
-  const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(word, 0);
+  const mlx5_wqe_ctrl_seg ctrl = dc_segment<mlx5_wqe_ctrl_seg>(word, 0);
   const uint32_t ds = ctrl_ds(ctrl);
   const uint8_t opcode = ctrl_opcode(ctrl);
   if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != v.qpn || ds == 0 ||
@@ -356,15 +363,15 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     return NOT_LONE;
   }
   const uint32_t wqebbs = wqebbs_for_ds(ds);
-  const mlx5_wqe_av_compact av = segment_of<mlx5_wqe_av_compact>(word, 1);
+  const mlx5_wqe_av_compact av = dc_segment<mlx5_wqe_av_compact>(word, 1);
   const uint32_t dqp_dct = av.dqp_dct.value();
   const DcAddress address{dqp_dct & 0xffffff, av.dc_key.value(), av.rlid.value(),
                           (dqp_dct & MLX5_EXTENDED_UD_AV) ? DC_AV_DS : DC_AV_COMPACT_DS};
   const bool full = address.av_ds == DC_AV_DS;
   const uint32_t payload_at = 2 + address.av_ds;
   if (ds < payload_at + 1) return NOT_LONE;
-  const mlx5_wqe_raddr_seg raddr = full ? segment_of<mlx5_wqe_raddr_seg>(word, 4) : segment_of<mlx5_wqe_raddr_seg>(word, 2);
-  const mlx5_wqe_data_seg data = full ? segment_of<mlx5_wqe_data_seg>(word, 5) : segment_of<mlx5_wqe_data_seg>(word, 3);
+  const mlx5_wqe_raddr_seg raddr = full ? dc_segment<mlx5_wqe_raddr_seg>(word, 4) : dc_segment<mlx5_wqe_raddr_seg>(word, 2);
+  const mlx5_wqe_data_seg data = full ? dc_segment<mlx5_wqe_data_seg>(word, 5) : dc_segment<mlx5_wqe_data_seg>(word, 3);
   const uint32_t count = data.byte_count.value();
   const bool is_inline = (count & MLX5_INLINE_SEG) != 0;
   if (!is_inline && (ds != payload_at + 1 || count >= WARP_COPY_BYTES)) return NOT_LONE;

@@ -70,9 +70,8 @@ DISSECT_HD inline void prefetch_next_wqebb(const QpContext& v, uint64_t index) {
 #endif
 }
 
-// Segment `ds` of WQEBB words read at once (one WQEBB: 16 words; a DC WQE of two: 32).
-template <typename Segment, size_t N>
-DISSECT_HD inline Segment segment_of(const uint32_t (&word)[N], uint32_t ds) {
+template <typename Segment>
+DISSECT_HD inline Segment segment_of(const uint32_t (&word)[16], uint32_t ds) {
   Segment s;
   __builtin_memcpy(&s, &word[4 * ds], sizeof s);
   return s;
