@@ -14,6 +14,7 @@ LoopbackQps::LoopbackQps(const LoopbackOptions& o) : device_(o.device), sq_wqebb
   n.engine_ctas = o.engine_ctas;
   n.engine_warps_per_cta = o.engine_warps_per_cta;
   n.profile = softnic::timing_profile(o.nic_profile);
+  n.doorbell_dates = o.doorbell_dates;
   n.max_qps = std::max<uint32_t>(o.qps, 1);
   n.max_mrs = 2 * o.qps + 4;
   n.start_engine = false;

@@ -34,6 +34,7 @@ struct LoopbackOptions {
   uint32_t engine_ctas = 8;
   uint32_t engine_warps_per_cta = 8;
   std::string nic_profile = "fast";  // fast | cx7-ib | a profile file (softnic/profile.h)
+  bool doorbell_dates = false;       // SoftNicOptions::doorbell_dates: CQEs carry the hops
   uint32_t qps = 1;
   uint32_t sq_wqebbs = 4096;         // send queue depth per QP (the CQ has as many entries)
   uint32_t max_inline = 64;

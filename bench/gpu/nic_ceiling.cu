@@ -140,8 +140,10 @@ struct Setup {
   uint32_t* ok = nullptr;
 };
 
-Setup make_setup(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes, uint32_t depth) {
+Setup make_setup(const NicCeilingConfig& c, uint32_t qps, uint32_t bytes, uint32_t depth,
+                 bool doorbell_dates = false) {
   gpu::LoopbackOptions o;
+  o.doorbell_dates = doorbell_dates;
   o.device = c.device;
   o.engine_ctas = c.engine_ctas;
   o.engine_warps_per_cta = c.engine_warps_per_cta;
@@ -178,6 +180,7 @@ Result base(const NicCeilingConfig& c, const std::string& label) {
 
 Result measure_latency(const NicCeilingConfig& c) {
   Result r = base(c, "doorbell to CQE, 1 QP, 8 B inline");
+  r.knobs.push_back({"doorbell_dates", "on (SoftNicOptions::doorbell_dates: the CQE extension's hops)"});
   Metric latency{"doorbell to CQE", "us", {}};
   Metric stamped{"doorbell to CQE stamped", "us", {}};  // the model's CQE timestamp (latency_kernel)
   // Each hop on its own (softnic::CqeTimes; samples whose CQE kept the times): the doorbell's way
@@ -196,7 +199,7 @@ Result measure_latency(const NicCeilingConfig& c) {
   Metric other_path{"CQEs by another path", "%", {}};
   bool valid = true;
   for (uint32_t run = 0; run < c.runs; ++run) {
-    Setup s = make_setup(c, 1, 8, 4096);
+    Setup s = make_setup(c, 1, 8, 4096, true);  // the hops need the doorbells' dates
     LoopbackQps& q = *s.qps;
     const uint32_t n = std::min<uint32_t>(c.latency_iterations, MAX_LATENCY_SAMPLES);
     latency_kernel<<<1, 1, 0, q.stream()>>>(q.host_targets()[0], n, s.samples, s.ok);
@@ -253,10 +256,12 @@ Result measure_nic_ceiling_rate(const NicCeilingConfig& c, uint32_t qps, uint32_
   r.knobs.push_back({"qps", std::to_string(qps)});
   r.knobs.push_back({"payload_bytes", std::to_string(bytes)});
   r.knobs.push_back({"wqes_per_qp_per_round", std::to_string(depth)});
+  const bool paced = softnic::timing_profile(c.nic_profile).enabled != 0;
+  r.knobs.push_back({"doorbell_dates", c.rate_doorbell_dates || paced ? "on" : "off"});
   Metric rate{"message rate", "Mmsg/s", {}}, goodput{"payload rate", "GB/s", {}};
   bool valid = true;
   for (uint32_t run = 0; run < c.runs; ++run) {
-    Setup s = make_setup(c, qps, bytes, depth);
+    Setup s = make_setup(c, qps, bytes, depth, c.rate_doorbell_dates);
     LoopbackQps& q = *s.qps;
     RoundTimes* times = s.times;
     std::vector<double> rates, rates_bytes;
@@ -373,6 +378,9 @@ NicCeilingConfig parse_nic_ceiling(const Arguments& a) {
   c.nic_profile = a.text("nic-profile", "fast", flag_help::NIC_PROFILE);
   softnic::timing_profile(c.nic_profile);  // refused here, by name, before anything runs
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 2 : c.runs, 1, 100, flag_help::RUNS));
+  c.rate_doorbell_dates = a.flag("doorbell-dates",
+                                 "the rate cases date every doorbell as the latency case does (its cost: "
+                                 "a clock read a pass); a timing profile always does");
   a.check_all_used();
   return c;
 }

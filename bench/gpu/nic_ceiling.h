@@ -23,6 +23,10 @@ struct NicCeilingConfig {
   uint32_t rounds = 8;               // per run
   uint32_t runs = 3;
   uint32_t latency_iterations = 2000;
+  // The rate cases with every doorbell dated (SoftNicOptions::doorbell_dates), as the latency case
+  // always has them: what the CQE extension's dates cost the engine, measured beside the rate
+  // without them. A profile dates them in every case.
+  bool rate_doorbell_dates = false;
   // Called with each case's label as it ends (the CLI's progress line); unset: nothing.
   std::function<void(const std::string& label)> case_done;
 };

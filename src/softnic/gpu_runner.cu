@@ -106,6 +106,7 @@ class GpuRunner final : public EngineRunner {
     l.generation = generation;
     l.warps = ctas * warps_per_cta;
     l.until_idle = until_idle ? 1 : 0;
+    l.doorbell_dates = options_.doorbell_dates || options_.profile.enabled ? 1 : 0;
     check_cuda(launch_engine_kernel(l, ctas, warps_per_cta, stream_), "softnic gpu: launching the engine kernel");
   }
 

@@ -23,7 +23,7 @@ namespace dissect::softnic {
 enum CqePath : uint8_t {
   CQE_PATH_NONE = 0,          // a path that names none (a DC batch)
   CQE_PATH_ONE_AT_A_TIME = 1, // execute_and_retire: flushes, WQEs that run alone
-  CQE_PATH_LONE = 2,          // the lone window (engine/lone.h)
+  CQE_PATH_LONE = 2,          // a lone window (engine/lone.h; a DCI's: engine/dc_batch.h)
   CQE_PATH_EXPRESS = 3,       // the express window (engine/express.h)
   CQE_PATH_STAGED = 4,        // the staged window (engine/window.h)
 };

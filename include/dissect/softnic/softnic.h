@@ -75,6 +75,12 @@ struct SoftNicOptions {
   uint32_t engine_ctas = 4;
   uint32_t engine_warps_per_cta = 8;
   TimingProfile profile = timing_profile("fast");  // what the model adds (softnic/profile.h)
+  // GPU engine under `fast`: date every doorbell (its ring and its sighting) as a timing profile
+  // does, so that CQEs carry the hops of softnic/cqe_times.h. It costs a clock read and a warp
+  // barrier every pass and two QpContext stores every doorbell, which the 64-QP ceiling pays
+  // (docs/softnic-engine.md, "Doorbell dates"): off unless a diagnostic asks. A profile always
+  // dates them (it paces from the ring date).
+  bool doorbell_dates = false;
   uint32_t max_qps = 1024;
   uint32_t max_mrs = 4096;
   uint32_t max_dcts = 256;  // DC targets (slots are not reused while the NIC lives)

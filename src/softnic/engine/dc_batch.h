@@ -285,10 +285,12 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 // last keys) with loads in flight at once, checks the WQE against the DCT its AV names (the route
 // when it names the route's DCT, else the fabric), writes the CQE body, stores the payload,
 // publishes the CQE and retires: one dependent round trip after the doorbell's, as RC's lone
-// window. Not under a timing profile (the DC batch paces: RC's profiled windows are the staged
-// ones, so DC's pacing is compared like for like). Any other WQE (a gather, a NOP, a bad ctrl, an
-// overlapping copy, a payload the warp copies) returns NOT_LONE without a side effect: the DC batch
-// or serve_alone takes it.
+// window. Under a timing profile it is paced as one DC WRITE executed alone is (pace_dc_write:
+// the ring date, the connect rule, the pipe and the connection-state model), in an out-of-line
+// instantiation, as RC's lone window is (lone.h): DC - RC under a profile compares the two lone
+// windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
+// payload the warp copies) returns NOT_LONE without a side effect: the DC batch or serve_alone
+// takes it.
 
 // An inline payload from the registers it was read into: word FIRST on of the WQE's two WQEBBs.
 template <uint32_t FIRST>
@@ -311,16 +313,21 @@ DISSECT_HD inline void store_dc_inline(uint8_t* out, uint64_t length, const uint
 #endif
 }
 
-template <typename Segment>
-DISSECT_HD inline Segment dc_segment(const uint32_t (&word)[32], uint32_t ds) {
-  Segment s;
-  __builtin_memcpy(&s, &word[4 * ds], sizeof s);
-  return s;
+// `length` bytes of the WQE at `start` from its byte `offset` on, as the send ring holds them (a
+// WQE of two WQEBBs may wrap the ring between them).
+DISSECT_HD inline void copy_ring_bytes(const QpContext& v, uint64_t start, uint32_t offset, uint8_t* out,
+                                       uint64_t length) {
+  for (uint64_t k = 0; k < length; ++k) {
+    const uint64_t at = offset + k;
+    out[k] = v.sq.wqebb(start + at / mlx5::MLX5_SEND_WQE_BB)[at % mlx5::MLX5_SEND_WQE_BB];
+  }
 }
 
-// Executes the DC WRITE at the consumer of `copy` (a DCI, open, in RTS, `fast`) in the calling
-// lane when it is the whole announcement; returns its syndrome, or NOT_LONE without a side effect.
-template <Scope Completion>
+// Executes the DC WRITE at the consumer of `copy` (a DCI, open, in RTS) in the calling lane when
+// it is the whole announcement; returns its syndrome, or NOT_LONE without a side effect. `Paced`:
+// w.profile is enabled; a WRITE that passed its checks then waits for pace_dc_write before its
+// payload and data_to_cqe after it before its CQE (a failed one waits for nothing, as in a DC batch).
+template <Scope Completion, bool Paced>
 DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext& qp, const NicTables& local) {
   using namespace mlx5;
   QpContext& v = copy.view;
@@ -355,7 +362,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
       route.nic != nullptr && copy.last_rkey != 0 ? load_mr<true>(route.mrs, copy.last_rkey) : MrEntry{};
   const MrEntry guessed_lkey = copy.last_lkey != 0 ? load_mr<true>(copy.local_mrs, copy.last_lkey) : MrEntry{};
 
-  const mlx5_wqe_ctrl_seg ctrl = dc_segment<mlx5_wqe_ctrl_seg>(word, 0);
+  const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(word, 0);
   const uint32_t ds = ctrl_ds(ctrl);
   const uint8_t opcode = ctrl_opcode(ctrl);
   if (ctrl_wqe_index(ctrl) != static_cast<uint16_t>(start) || ctrl_qpn(ctrl) != v.qpn || ds == 0 ||
@@ -363,15 +370,15 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     return NOT_LONE;
   }
   const uint32_t wqebbs = wqebbs_for_ds(ds);
-  const mlx5_wqe_av_compact av = dc_segment<mlx5_wqe_av_compact>(word, 1);
+  const mlx5_wqe_av_compact av = segment_of<mlx5_wqe_av_compact>(word, 1);
   const uint32_t dqp_dct = av.dqp_dct.value();
   const DcAddress address{dqp_dct & 0xffffff, av.dc_key.value(), av.rlid.value(),
                           (dqp_dct & MLX5_EXTENDED_UD_AV) ? DC_AV_DS : DC_AV_COMPACT_DS};
   const bool full = address.av_ds == DC_AV_DS;
   const uint32_t payload_at = 2 + address.av_ds;
   if (ds < payload_at + 1) return NOT_LONE;
-  const mlx5_wqe_raddr_seg raddr = full ? dc_segment<mlx5_wqe_raddr_seg>(word, 4) : dc_segment<mlx5_wqe_raddr_seg>(word, 2);
-  const mlx5_wqe_data_seg data = full ? dc_segment<mlx5_wqe_data_seg>(word, 5) : dc_segment<mlx5_wqe_data_seg>(word, 3);
+  const mlx5_wqe_raddr_seg raddr = full ? segment_of<mlx5_wqe_raddr_seg>(word, 4) : segment_of<mlx5_wqe_raddr_seg>(word, 2);
+  const mlx5_wqe_data_seg data = full ? segment_of<mlx5_wqe_data_seg>(word, 5) : segment_of<mlx5_wqe_data_seg>(word, 3);
   const uint32_t count = data.byte_count.value();
   const bool is_inline = (count & MLX5_INLINE_SEG) != 0;
   if (!is_inline && (ds != payload_at + 1 || count >= WARP_COPY_BYTES)) return NOT_LONE;
@@ -394,6 +401,23 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
                                                 data.addr.value(), lkey, lkey_entry, rkey_entry, r, &plan);
   if (syndrome == 0 && overlaps(plan)) return NOT_LONE;  // copy_bytes, one at a time
 
+  if (Paced && syndrome == 0) {
+    // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
+    // connect rule and the connection-state model changed, as a DC batch's pacing leaves it.
+    const uint64_t ready = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
+                                         plan.source != nullptr, plan.length);
+    qp.dc_connected = v.dc_connected;
+    qp.dc_destination = v.dc_destination;
+    // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
+    // from `word`: kept live across the pacing's calls, its 32 registers made the engine loop
+    // spill (ptxas, sm_90).
+    if (plan.source != nullptr) {
+      copy_pointer(plan);
+    } else {
+      copy_ring_bytes(v, start, 4 * (full ? 21 : 13), plan.destination, plan.length);
+    }
+    wait_until(ready + w.profile.data_to_cqe_ns);
+  }
   const bool signaled = ctrl_signaled(ctrl);
   const bool wants_cqe = signaled || syndrome != 0;
   mlx5_cqe64* entry = nullptr;
@@ -402,11 +426,11 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     const WqeOutcome outcome{syndrome, opcode, signaled, wqebbs, plan.length};
     mlx5_cqe64 cqe;
-    const uint8_t cqe_opcode = requester_cqe(v, start, outcome, &cqe, now_ns());
+    const uint8_t cqe_opcode = requester_cqe(v, start, outcome, &cqe, now_ns(), CQE_PATH_LONE);
     entry = cqe_entry(v.send_cq, index);
     tail = write_cqe_body(entry, v.send_cq, index, cqe, cqe_opcode);
   }
-  if (plan.length != 0) {  // passed its checks (a failure's plan is empty)
+  if (!Paced && plan.length != 0) {  // passed its checks (a failure's plan is empty)
     if (plan.source != nullptr) {
       copy_pointer(plan);
     } else if (full) {
@@ -434,14 +458,17 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
   return syndrome;
 }
 
-// A DCI's window (serve_window: open, in RTS): under `fast` one announced DC WRITE takes the DC lone
-// window (the visit ends there, as RC's lone window's); anything else, and everything under a timing
-// profile, a DC batch. Out of line: the engine loop's registers stay RC's.
+// A DCI's window (serve_window: open, in RTS): one announced DC WRITE takes the DC lone window (the
+// visit ends there, as RC's lone window's), paced under a timing profile; anything else a DC
+// batch. Out of line: the engine loop's registers stay RC's.
 template <Scope Completion, typename Lanes>
 DISSECT_HD DISSECT_COLD Served serve_dci(const Lanes& lanes, Window& w, QpContext& qp, const NicTables& local) {
   QpCopy& copy = *w.copy;
-  if (!w.profile.enabled && w.available <= 2) {
-    const uint32_t result = lanes.alone([&] { return dc_lone_wqe<Completion>(w, copy, qp, local); });
+  if (w.available <= 2) {
+    const uint32_t result = lanes.alone([&] {
+      return w.profile.enabled != 0 ? dc_lone_wqe<Completion, true>(w, copy, qp, local)
+                                    : dc_lone_wqe<Completion, false>(w, copy, qp, local);
+    });
     if (result != NOT_LONE) {
       Served s{1, static_cast<uint8_t>(result)};
       s.lone = 1;

@@ -70,8 +70,9 @@ DISSECT_HD inline void prefetch_next_wqebb(const QpContext& v, uint64_t index) {
 #endif
 }
 
-template <typename Segment>
-DISSECT_HD inline Segment segment_of(const uint32_t (&word)[16], uint32_t ds) {
+// Segment `ds` of WQEBB words read at once (one WQEBB: 16 words; a DC WQE of two: 32).
+template <typename Segment, size_t N>
+DISSECT_HD inline Segment segment_of(const uint32_t (&word)[N], uint32_t ds) {
   Segment s;
   __builtin_memcpy(&s, &word[4 * ds], sizeof s);
   return s;
@@ -205,6 +206,17 @@ DISSECT_HD inline void copy_pointer(const WritePlan& plan) {
 #endif
 }
 
+// The payload of an express WQE: a WRITE that passed its checks (a failure's plan is empty) from
+// its inline bytes or its source; nothing for the rest.
+DISSECT_HD inline void store_payload(const ExpressWqe& x) {
+  if (x.plan.length == 0) return;
+  if (x.plan.source == nullptr) {
+    store_inline(x);
+  } else {
+    copy_pointer(x.plan);
+  }
+}
+
 // Executes the window of `copy` (w.copy, opened by open_window, in RTS) when every announced WQEBB the
 // window can hold starts a WQE that joins; returns Served{0, 0} without a side effect otherwise.
 template <Scope Completion, typename Lanes>
@@ -255,15 +267,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
     e.cqe = cqe_entry(v.send_cq, index);
     e.cqe_tail = write_cqe_body(e.cqe, v.send_cq, index, cqe, cqe_opcode);
   });
-  lanes.mine(moved, [&](uint32_t k) {
-    const ExpressWqe& e = x[lanes.slot(k)];
-    if (e.plan.length == 0) return;
-    if (e.plan.source == nullptr) {
-      store_inline(e);
-    } else {
-      copy_pointer(e.plan);
-    }
-  });
+  lanes.mine(moved, [&](uint32_t k) { store_payload(x[lanes.slot(k)]); });
   // Every lane's CQE release below covers every lane's payload (publish_cqe: cumulativity).
   lanes.sync();
   DISSECT_PHASE(5);

@@ -139,6 +139,7 @@ __global__ void engine_kernel(EngineLaunch p) {
   if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;  // shared memory starts undefined
   if (lanes.lane() == 0) {
     w.scratch.qp = nullptr;
+    w.clock.pass_ns = 0;  // no date kept (doorbell_dates 0): apply_doorbell stores none
     w.profile = p.tables->profile;
     w.pipe = &p.tables->pipe_busy_until;
     w.nic = p.tables;
@@ -160,11 +161,14 @@ __global__ void engine_kernel(EngineLaunch p) {
     const uint32_t mine = warp < count ? (count - warp + p.warps - 1) / p.warps : 0;  // QPs of this warp
     // The pass's clock, read before any of its doorbell reads (the barrier orders lane 0's read
     // before every lane's watch load): the ring dates of the doorbells this pass sees (ring_date).
-    if (lanes.lane() == 0) {
-      w.clock.pass_ns = now_ns();
+    // Only when doorbells are dated: without it pass_ns stays 0 and apply_doorbell stores no date.
+    if (p.doorbell_dates != 0) {
+      if (lanes.lane() == 0) w.clock.pass_ns = now_ns();
+      __syncwarp();
     }
-    __syncwarp();
+    DISSECT_PHASE_START;
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
+    if (due != 0) DISSECT_PHASE(16);
     uint32_t executed = 0;
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];

@@ -20,6 +20,7 @@ struct EngineLaunch {
   uint32_t generation;
   uint32_t warps;                   // in the grid
   uint32_t until_idle;              // 1: return after a pass over every QP finds no work (drain)
+  uint32_t doorbell_dates;          // 1: read the pass clock (SoftNicOptions::doorbell_dates)
 };
 
 

@@ -19,7 +19,11 @@ namespace dissect::softnic {
 // every warp) into engine_phase_cycles[], and SoftNic::stop() prints them: where a window's
 // time goes, on the GPU that runs it. Off, the marks compile to nothing.
 #if defined(__CUDACC__) && defined(DISSECT_ENGINE_PHASES)
-inline constexpr int ENGINE_PHASES = 12;
+// 0-7 window phases, 8 a visit, 9 a visit with work, 10 busy passes, 11 WQEs; the lone window
+// (lone.h): 12 reading and checking its WQE, 13 to the CQE's stamp, 14 the payload, the CQE's
+// release and retirement, 15 lone windows; 16 a pass's watch (its loads and ballot) when it
+// found a doorbell.
+inline constexpr int ENGINE_PHASES = 17;
 // Defined here: of the CUDA sources only engine/gpu_kernel.cu includes the window.
 __device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];
 #endif

@@ -512,7 +512,11 @@ struct Outcome {
 
 // Runs one seed's program through both engines; returns false (with gtest failures) on the first
 // round that differs.
-bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = Mix::any) {
+// `profiled`: the windowed engine runs under an enabled timing profile of zero latencies and no
+// rate limit, i.e. through the paced paths (the paced lone window, the staged window's pacing),
+// whose outcome must be that of the fast ones.
+bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = Mix::any,
+                      bool profiled = false) {
   constexpr uint32_t kSq = 64;
   constexpr uint32_t kCq = 128;
   constexpr uint32_t kRq = 64;
@@ -520,6 +524,7 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
   auto reference = std::make_unique<Synthetic>(kSq, kCq, kRq);
   auto windowed = std::make_unique<Synthetic>(kSq, kCq, kRq);
   softnic::Window window{};
+  window.profile.enabled = profiled ? 1 : 0;
   std::ostringstream trace;  // the program so far, for the failure message
   for (size_t r = 0; r < program.size(); ++r) {
     const Round& round = program[r];
@@ -632,6 +637,22 @@ TEST(EngineWindow, LoneWqesMatchOneWqeAtATime) {
   }
   EXPECT_GT(outcome.windowed_wqes, 5000u);
   EXPECT_GT(outcome.errors, 20u);
+}
+
+// The same under a timing profile: the paced lone window (lone.h, lone_wqe_paced) executes what
+// the fast one does, and so do the paced windows of mixed programs.
+TEST(EngineWindow, PacedLoneWqesMatchOneWqeAtATime) {
+  Outcome outcome;
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    if (!run_differential(seed, /*hazards=*/seed % 2 == 0, &outcome, Mix::lone, /*profiled=*/true)) break;
+  }
+  EXPECT_GT(outcome.windowed_wqes, 2500u);
+  EXPECT_GT(outcome.errors, 10u);
+  Outcome mixed;
+  for (uint32_t seed = 1; seed <= 50; ++seed) {
+    if (!run_differential(seed, /*hazards=*/false, &mixed, Mix::any, /*profiled=*/true)) break;
+  }
+  EXPECT_GT(mixed.windowed_wqes, 2500u);
 }
 
 TEST(EngineWindow, SingleWqeDoorbellsTakeTheLoneWindowInOrder) {
@@ -1134,7 +1155,7 @@ TEST(EngineWindow, ProfiledCqeIsNeverBeforeTheRingDatePlusTheLatencies) {
     const softnic::CqeTimes times = softnic::cqe_times(cqe);
     EXPECT_EQ(times.rung_to_stamp_ns, stamp - rung);
     EXPECT_EQ(times.seen_to_stamp_ns, stamp - s->qp().doorbell_seen_ns);
-    EXPECT_EQ(times.path, softnic::CQE_PATH_STAGED) << "a profile's window is the staged one";
+    EXPECT_EQ(times.path, softnic::CQE_PATH_LONE) << "a profile's one-WQE window is the paced lone one";
   }
 }
 

@@ -9,7 +9,8 @@
 //     executes once and in order (CQE wqe_counters, payloads, the DCTs' counts), and the copy is
 //     held across the visits (the same slot, its consumer the QpContext's).
 // Under `fast` (the lone window and the unpaced batch) and under an enabled profile of zero
-// latencies (the paced DC batch).
+// latencies (the paced DC lone window, its inline bytes read again from the ring, and the paced DC
+// batch).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -267,7 +268,8 @@ TEST_P(DcRoute, AHeldCopyExecutesEveryWqeOnceInOrderWhileSwitching) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, DcRoute,
                          ::testing::Values(Case{false, false, 1}, Case{false, true, 1}, Case{false, false, 5},
-                                           Case{false, true, 5}, Case{true, false, 1}, Case{true, true, 5}),
+                                           Case{false, true, 5}, Case{true, false, 1}, Case{true, true, 1},
+                                           Case{true, true, 5}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            return std::string(i.param.paced ? "paced" : "fast") + (i.param.full ? "_full" : "_compact") +
                                   "_" + std::to_string(i.param.per_doorbell);
