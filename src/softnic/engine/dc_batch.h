@@ -408,6 +408,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
                                          plan.source != nullptr, plan.length);
     qp.dc_connected = v.dc_connected;
     qp.dc_destination = v.dc_destination;
+    DISSECT_PHASE_START;
     // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
     // from `word`: kept live across the pacing's calls, its 32 registers made the engine loop
     // spill (ptxas, sm_90).
@@ -417,6 +418,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
       copy_ring_bytes(v, start, 4 * (full ? 21 : 13), plan.destination, plan.length);
     }
     wait_until(ready + w.profile.data_to_cqe_ns);
+    DISSECT_PHASE(20);
   }
   const bool signaled = ctrl_signaled(ctrl);
   const bool wants_cqe = signaled || syndrome != 0;

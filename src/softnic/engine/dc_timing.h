@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "connection_state.h"
+#include "phases.h"
 #include "pipe.h"
 
 namespace dissect::softnic {
@@ -52,6 +53,7 @@ DISSECT_HD inline uint64_t modelled_doorbell_to_cqe_ns(const TimingProfile& p, b
 DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContext& qp, uint64_t start,
                                                       uint32_t wqebbs, NicTables& target, DctContext& dct,
                                                       bool pointer, uint64_t bytes) {
+  DISSECT_PHASE_START;
   const TimingProfile& p = local.profile;
   const uint32_t dctn = dct.dctn;
   const uint32_t tag = dc_connection_tag(target.nic_id, dctn);
@@ -60,6 +62,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
   // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
   if (connect) fetch_add<Scope::system>(&dct.connects, 1u);
   uint64_t ready = dc_data_ready_ns(p, qp.doorbell_rung_ns, pointer, connect ? 1 : 0);
+  DISSECT_PHASE(17);
   uint64_t slot = 0;
   if (connection_model(p)) {
     slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes);
@@ -68,7 +71,9 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
     if (units > 0) slot = claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   }
   if (slot > ready) ready = slot;
+  DISSECT_PHASE(18);
   wait_until(ready);
+  DISSECT_PHASE(19);
   return ready;
 }
 

@@ -12,37 +12,10 @@
 
 #include "dissect/mlx5/endian.h"
 #include "execute.h"
+#include "phases.h"
 
 namespace dissect::softnic {
 
-// Built with -DDISSECT_ENGINE_PHASES, the engine kernel adds each window phase's cycles (lane 0 of
-// every warp) into engine_phase_cycles[], and SoftNic::stop() prints them: where a window's
-// time goes, on the GPU that runs it. Off, the marks compile to nothing.
-#if defined(__CUDACC__) && defined(DISSECT_ENGINE_PHASES)
-// 0-7 window phases, 8 a visit, 9 a visit with work, 10 busy passes, 11 WQEs; the lone window
-// (lone.h): 12 reading and checking its WQE, 13 to the CQE's stamp, 14 the payload, the CQE's
-// release and retirement, 15 lone windows; 16 a pass's watch (its loads and ballot) when it
-// found a doorbell.
-inline constexpr int ENGINE_PHASES = 17;
-// Defined here: of the CUDA sources only engine/gpu_kernel.cu includes the window.
-__device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];
-#endif
-#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
-#define DISSECT_PHASE_START long long phase_mark_ = clock64()
-#define DISSECT_PHASE(n)                                                                  \
-  do {                                                                                    \
-    const long long now_ = clock64();                                                     \
-    if ((threadIdx.x & 31) == 0) {                                                        \
-      atomicAdd(&engine_phase_cycles[n], static_cast<unsigned long long>(now_ - phase_mark_)); \
-    }                                                                                     \
-    phase_mark_ = now_;                                                                   \
-  } while (0)
-#else
-#define DISSECT_PHASE_START
-#define DISSECT_PHASE(n) \
-  do {                   \
-  } while (0)
-#endif
 
 DISSECT_HD inline uint32_t popcount(uint32_t v) {
 #if defined(__CUDA_ARCH__)

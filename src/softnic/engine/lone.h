@@ -59,8 +59,10 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     const bool moves = x.syndrome == 0;
     const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
     const uint64_t ready = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source);
+    DISSECT_PHASE_START;
     store_payload(x);
     wait_until(ready + w.profile.data_to_cqe_ns);
+    DISSECT_PHASE(20);
   }
   const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;
   mlx5::mlx5_cqe64* entry = nullptr;

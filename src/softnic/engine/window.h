@@ -589,6 +589,7 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 // acknowledgement rather than adding to it).
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
                                          uint64_t bytes, bool pointer) {
+  DISSECT_PHASE_START;
   const TimingProfile& p = w.profile;
   // From the doorbell's ring date (apply_doorbell): the profile's latency is the NIC's from the
   // ring, and the engine's own sighting lag (up to a pass) is not added to it.
@@ -599,11 +600,14 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
     cost += c.send_units;
     if (c.received > ready) ready = c.received;
   }
+  DISSECT_PHASE(17);
   if (cost > 0 && w.pipe != nullptr) {
     const uint64_t end = claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost));
     if (end > ready) ready = end;
   }
+  DISSECT_PHASE(18);
   wait_until(ready);
+  DISSECT_PHASE(19);
   return ready;
 }
 
@@ -711,6 +715,7 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
                                    const NicTables& local, bool checked = false) {
   DISSECT_PHASE_START;
   lanes.leader([&] {
+    DISSECT_PHASE_START;
     QpCopy& c = window_copy(w, cache);
     w.copy = &c;
     const QpContext& v = c.view;
@@ -738,6 +743,7 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
     if ((c.remote.responder == nullptr && v.transport != QP_TRANSPORT_DCI) || v.state != QP_STATE_RTS) {
       c.qp = nullptr;
     }
+    DISSECT_PHASE(21);
   });
   if (w.available != 0) DISSECT_PHASE(0);  // heads of windows with work: most heads are idle polls
 }

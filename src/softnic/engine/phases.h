@@ -1,0 +1,36 @@
+// The engine's phase counters: off unless built with -DDISSECT_ENGINE_PHASES (where the time of a
+// window, a lone WQE or a profile's pacing goes, on the GPU that runs it).
+#pragma once
+
+// Built with -DDISSECT_ENGINE_PHASES, the engine kernel adds each window phase's cycles (lane 0 of
+// every warp) into engine_phase_cycles[], and SoftNic::stop() prints them: where a window's
+// time goes, on the GPU that runs it. Off, the marks compile to nothing.
+#if defined(__CUDACC__) && defined(DISSECT_ENGINE_PHASES)
+// 0-7 window phases, 8 a visit, 9 a visit with work, 10 busy passes, 11 WQEs; the lone window
+// (lone.h): 12 reading and checking its WQE, 13 to the CQE's stamp, 14 the payload, the CQE's
+// release and retirement, 15 lone windows; 16 a pass's watch (its loads and ballot) when it
+// found a doorbell; under a profile (pace_payloads, pace_dc_write): 17 the connection-state model
+// (RC) or the connect count (DC), 18 the pipe's claims, 19 the wait for the data's date, 20 the
+// payload and the wait for the CQE's date (the lone windows); 21 the head's loads and
+// apply_doorbell (open_window's leader, heads with work or not).
+inline constexpr int ENGINE_PHASES = 22;
+// Defined in every CUDA source that includes this (each its own device module, no -rdc); only the
+// engine kernel's (engine/gpu_kernel.cu) is printed.
+__device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];
+#endif
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+#define DISSECT_PHASE_START long long phase_mark_ = clock64()
+#define DISSECT_PHASE(n)                                                                  \
+  do {                                                                                    \
+    const long long now_ = clock64();                                                     \
+    if ((threadIdx.x & 31) == 0) {                                                        \
+      atomicAdd(&engine_phase_cycles[n], static_cast<unsigned long long>(now_ - phase_mark_)); \
+    }                                                                                     \
+    phase_mark_ = now_;                                                                   \
+  } while (0)
+#else
+#define DISSECT_PHASE_START
+#define DISSECT_PHASE(n) \
+  do {                   \
+  } while (0)
+#endif
