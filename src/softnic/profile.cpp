@@ -107,6 +107,7 @@ constexpr ProfileField PROFILE_FIELDS[] = {
     {"receive_context_miss_ns", &TimingProfile::receive_context_miss_ns, nullptr, 1e9, false},
     {"receive_message_rate_mps", nullptr, &TimingProfile::receive_message_rate_mps, 1e6, false},
     {"dc_connect_ns", &TimingProfile::dc_connect_ns, nullptr, 1e9, false},
+    {"cqe_transit_ns", &TimingProfile::cqe_transit_ns, nullptr, 1e9, false},
 };
 
 const ProfileField* find_field(const std::string& key) {

@@ -103,6 +103,22 @@ DISSECT_HD inline void add_relaxed(uint64_t* p, uint64_t v) {
 #endif
 }
 
+// The same for a 32-bit counter.
+template <Scope S>
+DISSECT_HD inline void add_relaxed(uint32_t* p, uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (S == Scope::system) {
+    asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  } else if constexpr (S == Scope::gpu) {
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  } else {
+    asm volatile("red.relaxed.cta.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  }
+#else
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 // Stores `v` at `p` and returns what was there, relaxed.
 template <Scope S, typename T>
 DISSECT_HD inline T exchange(T* p, T v) {

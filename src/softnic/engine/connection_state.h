@@ -30,6 +30,7 @@
 #include "dissect/softnic/impl/context.h"
 #include "dissect/softnic/profile.h"
 #include "pipe.h"
+#include "table_scope.h"
 
 namespace dissect::softnic {
 
@@ -40,33 +41,37 @@ DISSECT_HD inline uint32_t cache_slot(uint32_t number, uint32_t entries) {
   return static_cast<uint32_t>((uint64_t{mixed} * entries) >> 32);
 }
 
-// Counts one lookup of `nic`'s cache (and its miss). The counters may belong to another GPU's NIC
-// (peer memory): system scope.
+// Counts one lookup of `nic`'s cache (and its miss). `S`: TABLE_SCOPE for the engine's own NIC,
+// system for a responder NIC that may be another GPU's (peer memory).
+template <Scope S>
 DISSECT_HD inline void count_lookup(NicTables& nic, bool receive, bool miss) {
   ContextCacheCounters& c = nic.context_cache;
-  add_relaxed<Scope::system>(receive ? &c.receive_lookups : &c.send_lookups, 1);
-  if (miss) add_relaxed<Scope::system>(receive ? &c.receive_misses : &c.send_misses, 1);
+  add_relaxed<S>(receive ? &c.receive_lookups : &c.send_lookups, 1);
+  if (miss) add_relaxed<S>(receive ? &c.receive_misses : &c.send_misses, 1);
 }
 
 // Installs context `number` in `nic`'s cache (owner-space `tags`, as this engine reaches them);
-// true when the slot held it already.
+// true when the slot held it already. `S` as count_lookup's.
+template <Scope S>
 DISSECT_HD inline bool install_context(uint32_t* tags, uint32_t entries, uint32_t number) {
-  return exchange<Scope::system>(&tags[cache_slot(number, entries)], number) == number;
+  return exchange<S>(&tags[cache_slot(number, entries)], number) == number;
 }
 
 // Looks context `number` up and counts it; true on a miss.
+template <Scope S>
 DISSECT_HD inline bool lookup_context(NicTables& nic, uint32_t* tags, uint32_t entries,
                                       uint32_t number, bool receive) {
-  const bool miss = !install_context(tags, entries, number);
-  count_lookup(nic, receive, miss);
+  const bool miss = !install_context<S>(tags, entries, number);
+  count_lookup<S>(nic, receive, miss);
   return miss;
 }
 
-// The requester side: `local_units` grows by a send miss. `local` is the requester's NIC.
+// The requester side: `local_units` grows by a send miss. `local` is the requester's NIC, the
+// engine's own: its cache and counters at TABLE_SCOPE.
 DISSECT_HD inline void send_processing(NicTables& local, const TimingProfile& p, uint32_t qpn,
                                        double* local_units) {
   if (p.send_context_miss_ns == 0 || local.qp_cache == nullptr) return;
-  if (lookup_context(local, local.qp_cache, p.qp_cache_entries, qpn, false)) {
+  if (lookup_context<TABLE_SCOPE>(local, local.qp_cache, p.qp_cache_entries, qpn, false)) {
     *local_units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
   }
 }
@@ -85,7 +90,7 @@ DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTab
                      : 0;
   if (r.receive_context_miss_ns != 0 && header.qp_cache != nullptr) {
     uint32_t* tags = reinterpret_cast<uint32_t*>(reinterpret_cast<uintptr_t>(header.qp_cache) + window.delta);
-    if (lookup_context(responder, tags, r.qp_cache_entries, number, true)) {
+    if (lookup_context<Scope::system>(responder, tags, r.qp_cache_entries, number, true)) {
       units += static_cast<double>(r.receive_context_miss_ns) * PIPE_UNITS_PER_NS;
     }
   }
@@ -119,12 +124,12 @@ DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, ui
   const bool reconnect = *destination != to;  // the DCI's context is set up for the new target
   *destination = to;
   if (p.send_context_miss_ns != 0 && local.qp_cache != nullptr) {
-    const bool miss = !install_context(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
-    count_lookup(local, false, miss);
+    const bool miss = !install_context<TABLE_SCOPE>(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
+    count_lookup<TABLE_SCOPE>(local, false, miss);
     if (miss) units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
   }
   uint64_t ready =
-      claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+      claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   if (&target != &local) {
     const uint64_t received = receive_processing(target, target, RemoteWindow{},
                                                  dc_responder_key(local.nic_id, dci_qpn, dctn), 1);

@@ -133,7 +133,7 @@ DISSECT_HD inline void pace_dc_lane(NicTables& local, const QpContext& v, const 
   l.tag = staged_dc_tag(staged, start);
   l.connect = l.tag != previous;
   // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
-  if (l.connect) fetch_add<Scope::system>(&l.dct->connects, 1u);
+  if (l.connect) add_relaxed<Scope::system>(&l.dct->connects, 1u);  // the DCT may be another GPU's
   l.send_miss = false;
   l.received = 0;
   if (!connection_model(p)) return;
@@ -141,9 +141,9 @@ DISSECT_HD inline void pace_dc_lane(NicTables& local, const QpContext& v, const 
   const uint32_t before = k == 0 ? v.dc_destination
                                  : previous & 0x7fffffffu;
   if (p.send_context_miss_ns != 0 && local.qp_cache != nullptr) {
-    const bool installed = k != 0 || install_context(local.qp_cache, p.qp_cache_entries, v.qpn);
+    const bool installed = k != 0 || install_context<TABLE_SCOPE>(local.qp_cache, p.qp_cache_entries, v.qpn);
     l.send_miss = !installed || before != to;  // a new destination re-installs the DCI's context
-    count_lookup(local, false, l.send_miss);
+    count_lookup<TABLE_SCOPE>(local, false, l.send_miss);
   }
   if (l.nic != &local) {
     const uint64_t received = receive_processing(*l.nic, *l.nic, RemoteWindow{},
@@ -166,7 +166,7 @@ DISSECT_HD inline uint64_t pace_dc_batch(NicTables& local, QpContext& qp, QpCont
   double units = pipe_ns(p, moved, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
   units += static_cast<double>(misses) * p.send_context_miss_ns * PIPE_UNITS_PER_NS;
   if (units > 0) {
-    const uint64_t slot = claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+    const uint64_t slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
     if (slot > ready) ready = slot;
   }
   // Idle after the batch's last WQE: disconnected (the connect rule).
@@ -231,7 +231,7 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
   if (moved != 0) {
     lanes.each(moved, [&](uint32_t k) { perform_dc_payload(staged, v.sq_consumer + w.wqe[k].offset, w.wqe[k].plan); });
     lanes.sync();
-    if (paced) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });  // the CQEs after the acks
+    if (paced) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });  // the CQEs after the acks
     // The DCI's route: the last moved WQE's DCT, when it did not go through the route already.
     const uint32_t routed = lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].through_route; });
     const uint32_t j = moved - 1;
@@ -417,7 +417,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     } else {
       copy_ring_bytes(v, start, 4 * (full ? 21 : 13), plan.destination, plan.length);
     }
-    wait_until(ready + w.profile.data_to_cqe_ns);
+    wait_until(cqe_release_ns(w.profile, ready));
     DISSECT_PHASE(20);
   }
   const bool signaled = ctrl_signaled(ctrl);

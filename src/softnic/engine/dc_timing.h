@@ -17,6 +17,7 @@
 #include "connection_state.h"
 #include "phases.h"
 #include "pipe.h"
+#include "table_scope.h"
 
 namespace dissect::softnic {
 
@@ -60,7 +61,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
   const bool connect = qp.dc_connected != tag;
   qp.dc_connected = start + wqebbs < qp.sq_target ? tag : 0;  // idle after this WQE: disconnected
   // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
-  if (connect) fetch_add<Scope::system>(&dct.connects, 1u);
+  if (connect) add_relaxed<Scope::system>(&dct.connects, 1u);  // a reduction: nothing waits for it
   uint64_t ready = dc_data_ready_ns(p, qp.doorbell_rung_ns, pointer, connect ? 1 : 0);
   DISSECT_PHASE(17);
   uint64_t slot = 0;
@@ -68,7 +69,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
     slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes);
   } else {
     const double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
-    if (units > 0) slot = claim_pipe<Scope::system>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+    if (units > 0) slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   }
   if (slot > ready) ready = slot;
   DISSECT_PHASE(18);

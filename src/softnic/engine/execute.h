@@ -45,6 +45,7 @@
 #include "dissect/softnic/cqe_times.h"
 #include "connection_state.h"
 #include "dc_timing.h"
+#include "table_scope.h"
 
 namespace dissect::softnic {
 
@@ -94,14 +95,6 @@ DISSECT_HD inline void copy_bytes(void* destination, const void* source, uint64_
   std::memmove(destination, source, length);
 #endif
 }
-
-// The scope of the engine's loads of its tables (MR and QP contexts): on the host one coherence
-// domain; on the GPU the tables are in GPU memory.
-#if defined(__CUDA_ARCH__)
-inline constexpr Scope TABLE_SCOPE = Scope::gpu;
-#else
-inline constexpr Scope TABLE_SCOPE = Scope::system;
-#endif
 
 // `owner_address` (an address in the process that owns it) as this engine reaches it.
 template <typename T>
@@ -849,7 +842,7 @@ DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local
                                *dct, plan.source != nullptr, plan.length);
   }
   perform_gather_write(qp, start, ds, plan, segments);
-  if (paced) wait_until(data_ready + local.profile.data_to_cqe_ns);  // the CQE after the ack
+  if (paced) wait_until(cqe_release_ns(local.profile, data_ready));  // the CQE after the ack
   // Atomic: DCIs served by different engine warps or threads may write through one DCT.
   add_relaxed<TABLE_SCOPE>(&dct->rx_bytes, plan.length);
   add_relaxed<TABLE_SCOPE>(&dct->rx_packets, uint64_t{1});

@@ -61,7 +61,7 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     const uint64_t ready = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source);
     DISSECT_PHASE_START;
     store_payload(x);
-    wait_until(ready + w.profile.data_to_cqe_ns);
+    wait_until(cqe_release_ns(w.profile, ready));
     DISSECT_PHASE(20);
   }
   const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;

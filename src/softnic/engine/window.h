@@ -664,7 +664,7 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
     lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers); });
   }
   perform_window(lanes, w, v, moved, popcount(flags[WQE_MEDIUM] & lanes_below(moved)));
-  if (w.profile.enabled) lanes.leader([&] { wait_until(data_ready + w.profile.data_to_cqe_ns); });
+  if (w.profile.enabled) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });
   DISSECT_PHASE(5);
 
   uint32_t after[WQE_FLAGS - WQE_BEFORE_PERFORM];

@@ -1255,6 +1255,48 @@ TEST(TimingProfile, NamesAndFiles) {
   EXPECT_THROW(softnic::timing_profile("no-such-profile"), dissect::InvalidArgument);
 }
 
+// cqe_transit_ns (profile.h): the engine's own CQE hop taken out of data_to_cqe_ns, never below
+// the payload's date; a file sets it, the built-in profiles do not.
+TEST(TimingProfile, CqeTransitComesOutOfDataToCqe) {
+  softnic::TimingProfile p{};
+  p.enabled = 1;
+  p.data_to_cqe_ns = 575;
+  EXPECT_EQ(softnic::cqe_release_ns(p, 1000), 1575u);
+  p.cqe_transit_ns = 400;
+  EXPECT_EQ(softnic::cqe_release_ns(p, 1000), 1175u);
+  p.cqe_transit_ns = 800;
+  EXPECT_EQ(softnic::cqe_release_ns(p, 1000), 1000u) << "never before the payload may move";
+  EXPECT_EQ(softnic::timing_profile("cx7-ib").cqe_transit_ns, 0u);
+  const std::string path = ::testing::TempDir() + "/dissect_profile_transit.txt";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("data_to_cqe_ns = 575\ncqe_transit_ns = 770\n", f);
+    std::fclose(f);
+  }
+  EXPECT_EQ(softnic::timing_profile(path).cqe_transit_ns, 770u);
+  // A paced window with it: the CQE data_to_cqe_ns - cqe_transit_ns after the payload's date.
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  Op op;
+  op.kind = Kind::inline_write;
+  op.length = 8;
+  op.payload.assign(8, 0x21);
+  op.signaled = true;
+  build(*s, op);
+  softnic::Window window{};
+  window.profile.enabled = 1;
+  window.profile.doorbell_to_data_ns = 1'000'000;
+  window.profile.data_to_cqe_ns = 20'000'000;
+  window.profile.cqe_transit_ns = 19'000'000;
+  const uint64_t t0 = dissect::now_ns();
+  window.clock.pass_ns = t0;
+  s->ring_doorbell(1);
+  ASSERT_EQ(softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0]).executed, 1u);
+  const uint64_t stamp = s->send_cqes[0].timestamp.value();
+  EXPECT_GE(stamp, t0 + 2'000'000u);
+  // Without the transit the CQE would wait until t0 + 21 ms: half of that is slack for the host.
+  EXPECT_LT(stamp, t0 + 11'000'000u) << "the transit did not come out of data_to_cqe_ns";
+}
+
 // The connection-state model's fields (profile.h): cx7-ib carries them, fast and a file that
 // leaves them out do not; a bad value is refused naming the profile, its line, the key and the value.
 TEST(TimingProfile, ConnectionStateFields) {
