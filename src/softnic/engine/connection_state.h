@@ -112,30 +112,45 @@ DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTab
 DISSECT_HD inline uint32_t dc_responder_key(uint32_t initiator_nic, uint32_t dci_qpn, uint32_t dctn) {
   return 0x80000000u | ((initiator_nic * 0x9E3779B1u ^ dci_qpn * 0x85EBCA77u ^ dctn * 0xC2B2AE3Du) & 0x7fffffffu);
 }
-// `destination`: the DCI's current target (QpContext::dc_destination), updated here. Returns
-// when the claimed pipes (the DCI's NIC's and, for another NIC, the target's receive side) let
-// the payload move, in ns; the caller waits (dc_timing.h).
+// The DCI's context at its own NIC, for a WRITE to DCT `dctn` of `target`: pipe units of a send
+// miss (a miss, or a new destination: the context set up again; 0 for a hit). `destination`: the
+// DCI's current target (QpContext::dc_destination), updated here.
+DISSECT_HD inline double dc_send_lookup(NicTables& local, uint32_t dci_qpn, uint32_t* destination,
+                                        const NicTables& target, uint32_t dctn) {
+  const TimingProfile& p = local.profile;
+  const uint32_t to = dctn ^ (target.nic_id << 20);
+  const bool reconnect = *destination != to;
+  *destination = to;
+  if (p.send_context_miss_ns == 0 || local.qp_cache == nullptr) return 0;
+  const bool miss = !install_context<TABLE_SCOPE>(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
+  count_lookup<TABLE_SCOPE>(local, false, miss);
+  return miss ? static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS : 0;
+}
+
+// Returns when the claimed pipes (the DCI's NIC's and, for another NIC, the target's receive side)
+// let the payload move, in ns; the caller waits (dc_timing.h). `send`: the DCI's lookup now; false
+// for a DC lone window, which makes it after its CQE (dc_charge_send_lookup).
 DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, uint32_t dci_qpn,
                                                             uint32_t* destination, NicTables& target,
-                                                            uint32_t dctn, uint64_t bytes) {
-  const TimingProfile& p = local.profile;
-  double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
-  const uint32_t to = dctn ^ (target.nic_id << 20);
-  const bool reconnect = *destination != to;  // the DCI's context is set up for the new target
-  *destination = to;
-  if (p.send_context_miss_ns != 0 && local.qp_cache != nullptr) {
-    const bool miss = !install_context<TABLE_SCOPE>(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
-    count_lookup<TABLE_SCOPE>(local, false, miss);
-    if (miss) units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
-  }
-  uint64_t ready =
-      claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+                                                            uint32_t dctn, uint64_t bytes, bool send = true) {
+  double units = pipe_ns(local.profile, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
+  if (send) units += dc_send_lookup(local, dci_qpn, destination, target, dctn);
+  uint64_t ready = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   if (&target != &local) {
     const uint64_t received = receive_processing(target, target, RemoteWindow{},
                                                  dc_responder_key(local.nic_id, dci_qpn, dctn), 1);
     if (received > ready) ready = received;
   }
   return ready;
+}
+
+// A DC lone window's DCI lookup, after its CQE: a miss claims its cost of the local pipe, so it
+// delays the NIC's later messages rather than this one (the lookup's round trips off the latency
+// path, as RC's charge_connection_state).
+DISSECT_HD inline DISSECT_COLD void dc_charge_send_lookup(NicTables& local, uint32_t dci_qpn, uint32_t* destination,
+                                                          const NicTables& target, uint32_t dctn) {
+  const double units = dc_send_lookup(local, dci_qpn, destination, target, dctn);
+  if (units > 0) claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
 }
 
 }  // namespace dissect::softnic

@@ -405,9 +405,8 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
     // connect rule and the connection-state model changed, as a DC batch's pacing leaves it.
     const uint64_t ready = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
-                                         plan.source != nullptr, plan.length);
+                                         plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
-    qp.dc_destination = v.dc_destination;
     DISSECT_PHASE_START;
     // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
     // from `word`: kept live across the pacing's calls, its 32 registers made the engine loop
@@ -456,6 +455,10 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     note_dc_route(route, r, address);
     copy.last_rkey = rkey;
     if (lkey != 0) copy.last_lkey = lkey;
+    if (Paced && connection_model(w.profile)) {  // after the CQE (pace_dc_write, `connections`)
+      dc_charge_send_lookup(const_cast<NicTables&>(local), v.qpn, &v.dc_destination, *r.nic, r.dct->dctn);
+      qp.dc_destination = v.dc_destination;
+    }
   }
   return syndrome;
 }

@@ -51,9 +51,11 @@ DISSECT_HD inline uint64_t modelled_doorbell_to_cqe_ns(const TimingProfile& p, b
 // the doorbell's latency (doorbell_to_data_ns, + payload_read_ns for a pointer payload, +
 // dc_connect_ns for a connect) or the pipe's slot, the later. The CQE follows data_to_cqe_ns
 // after it (execute_dc_write). Out of line: DC WQEs are the engine's cold path.
+// `connections` false (a DC lone window): the DCI's context lookup is left to
+// dc_charge_send_lookup after the CQE; the pipes and the target's receive side are claimed here.
 DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContext& qp, uint64_t start,
                                                       uint32_t wqebbs, NicTables& target, DctContext& dct,
-                                                      bool pointer, uint64_t bytes) {
+                                                      bool pointer, uint64_t bytes, bool connections = true) {
   DISSECT_PHASE_START;
   const TimingProfile& p = local.profile;
   const uint32_t dctn = dct.dctn;
@@ -66,7 +68,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
   DISSECT_PHASE(17);
   uint64_t slot = 0;
   if (connection_model(p)) {
-    slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes);
+    slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes, connections);
   } else {
     const double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
     if (units > 0) slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));

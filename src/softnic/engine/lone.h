@@ -15,9 +15,10 @@
 // staged window takes it.
 //
 // Under a timing profile the lone WQE is paced as finish_window paces a window of one
-// (pace_payloads: the doorbell's latency from its ring date, the pipe, the connection-state
-// model), in an out-of-line instantiation so that the fast path's code and registers stay as they
-// are. Before, a profile sent it through the staged window, whose own work (its atomics, the
+// (pace_payloads: the doorbell's latency from its ring date, the pipe), in an out-of-line
+// instantiation so that the fast path's code and registers stay as they are; its
+// connection-state lookups follow its CQE (charge_connection_state: their misses delay the NIC's
+// later messages, their round trips not this one). Before, a profile sent it through the staged window, whose own work (its atomics, the
 // stage) took 4.6 us on the H200, longer than cx7-ib's 3.3 us it was to overlap: cx7-ib latencies
 // measured the engine, not the profile (docs/softnic-engine.md, "The paced lone window").
 #pragma once
@@ -58,7 +59,7 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     // finish_window's arguments for a window of this one WQE: a failed WQE moves nothing.
     const bool moves = x.syndrome == 0;
     const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
-    const uint64_t ready = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source);
+    const uint64_t ready = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
     DISSECT_PHASE_START;
     store_payload(x);
     wait_until(cqe_release_ns(w.profile, ready));
@@ -90,6 +91,7 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     copy.last_rkey = x.rkey;
     if (x.lkey != 0) copy.last_lkey = x.lkey;
   }
+  if (Paced && x.syndrome == 0) charge_connection_state(w, v);  // after the CQE (window.h)
   DISSECT_PHASE(14);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   atomicAdd(&engine_phase_cycles[15], 1ull);

@@ -570,11 +570,12 @@ struct ConnectionCost {
   double send_units;  // added to this window's claim of its own pipe
   uint64_t received;  // when the responder's pipe is free of the window, ns (0: not claimed)
 };
+// `send`: the requester's lookup now (false: a lone window's, made after its CQE).
 DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const QpContext& v,
-                                                              uint32_t messages) {
+                                                              uint32_t messages, bool send = true) {
   ConnectionCost out{0, 0};
   if (w.nic == nullptr) return out;
-  send_processing(*w.nic, w.profile, v.qpn, &out.send_units);
+  if (send) send_processing(*w.nic, w.profile, v.qpn, &out.send_units);
   NicTables* const responder = through(v.remote_window, v.remote_nic);
   if (responder == w.nic) return out;
   out.received = receive_processing(*responder, w.copy->remote_tables, v.remote_window,
@@ -587,8 +588,11 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 // it, and waits for both that slot and the doorbell's latency. Returns the time the payloads may
 // move (the CQEs follow data_to_cqe after it, so the engine's own copying overlaps the modelled
 // acknowledgement rather than adding to it).
+// `connections`: the requester's context lookup now (its miss delays this window); false for a
+// lone window, which makes it after its CQE (charge_connection_state). The responder's receive
+// processing is claimed here either way: it is the responder's back-pressure.
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
-                                         uint64_t bytes, bool pointer) {
+                                         uint64_t bytes, bool pointer, bool connections = true) {
   DISSECT_PHASE_START;
   const TimingProfile& p = w.profile;
   // From the doorbell's ring date (apply_doorbell): the profile's latency is the NIC's from the
@@ -596,7 +600,7 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   uint64_t ready = v.doorbell_rung_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
   double cost = pipe_cost_units(p, messages, bytes);
   if (p.qp_cache_entries != 0 && messages != 0) {
-    const ConnectionCost c = connection_state(w, v, messages);
+    const ConnectionCost c = connection_state(w, v, messages, connections);
     cost += c.send_units;
     if (c.received > ready) ready = c.received;
   }
@@ -609,6 +613,17 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   wait_until(ready);
   DISSECT_PHASE(19);
   return ready;
+}
+
+// A lone window's requester lookup, made after its CQE (lone.h): a send miss claims its cost of
+// this NIC's pipe, so it delays the NIC's later messages rather than this one. Off the latency
+// path: the lookup is dependent round trips (the cache's pointer, an exchange on its slot), 2,650
+// cycles before the payload on the H200 (phase counters, 2026-12-03).
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, const QpContext& v) {
+  if (w.profile.qp_cache_entries == 0 || w.nic == nullptr) return;
+  double units = 0;
+  send_processing(*w.nic, w.profile, v.qpn, &units);
+  if (units > 0 && w.pipe != nullptr) claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(units));
 }
 
 // What finish_window asks of every WQE of the window, read in two passes (Lanes::ballots): the

@@ -119,11 +119,13 @@ TEST(ConnectionState, TinyCacheMissesAreCountedAndEachCostsThePipeOfTheNicThatMi
   EXPECT_GE(a.send_misses, 8u + 6u * (kRounds - 1));
   EXPECT_GE(b.receive_misses, 8u + 6u * (kRounds - 1));
   // Each NIC's pipe, claimed from t0 on, carries at least its misses x its miss cost (a claim
-  // never lags the clock, then adds its cost), and never ends after the run: every window waits
-  // for its claim (and for the responder's), so the clock passes both.
+  // never lags the clock, then adds its cost), and never ends after the run but for one send
+  // miss: every window waits for its claim (and for the responder's), so the clock passes both,
+  // except that these one-WQE windows are lone windows, whose send lookup follows the CQE
+  // (charge_connection_state: its miss delays the NIC's next message, not this one).
   const uint64_t t1 = dissect::now_ns();
   EXPECT_GE(pipe_ns(*rig.a), t0 + a.send_misses * kSendMissNs);
-  EXPECT_LE(pipe_ns(*rig.a), t1);
+  EXPECT_LE(pipe_ns(*rig.a), t1 + kSendMissNs);
   EXPECT_GE(pipe_ns(*rig.b), t0 + b.receive_misses * kReceiveMissNs);
   EXPECT_LE(pipe_ns(*rig.b), t1);
   EXPECT_GE(t1 - t0, b.receive_misses * kReceiveMissNs) << "the requester waited for the responder's pipe";
