@@ -68,10 +68,11 @@ DISSECT_HD inline bool lookup_context(NicTables& nic, uint32_t* tags, uint32_t e
 
 // The requester side: `local_units` grows by a send miss. `local` is the requester's NIC, the
 // engine's own: its cache and counters at TABLE_SCOPE.
-DISSECT_HD inline void send_processing(NicTables& local, const TimingProfile& p, uint32_t qpn,
+// `tags`: local.qp_cache (a copy the caller holds: reading it from the table header is a round trip).
+DISSECT_HD inline void send_processing(NicTables& local, uint32_t* tags, const TimingProfile& p, uint32_t qpn,
                                        double* local_units) {
-  if (p.send_context_miss_ns == 0 || local.qp_cache == nullptr) return;
-  if (lookup_context<TABLE_SCOPE>(local, local.qp_cache, p.qp_cache_entries, qpn, false)) {
+  if (p.send_context_miss_ns == 0 || tags == nullptr) return;
+  if (lookup_context<TABLE_SCOPE>(local, tags, p.qp_cache_entries, qpn, false)) {
     *local_units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
   }
 }
@@ -115,14 +116,15 @@ DISSECT_HD inline uint32_t dc_responder_key(uint32_t initiator_nic, uint32_t dci
 // The DCI's context at its own NIC, for a WRITE to DCT `dctn` of `target`: pipe units of a send
 // miss (a miss, or a new destination: the context set up again; 0 for a hit). `destination`: the
 // DCI's current target (QpContext::dc_destination), updated here.
-DISSECT_HD inline double dc_send_lookup(NicTables& local, uint32_t dci_qpn, uint32_t* destination,
+// `tags`: local.qp_cache, as send_processing's.
+DISSECT_HD inline double dc_send_lookup(NicTables& local, uint32_t* tags, uint32_t dci_qpn, uint32_t* destination,
                                         const NicTables& target, uint32_t dctn) {
   const TimingProfile& p = local.profile;
   const uint32_t to = dctn ^ (target.nic_id << 20);
   const bool reconnect = *destination != to;
   *destination = to;
-  if (p.send_context_miss_ns == 0 || local.qp_cache == nullptr) return 0;
-  const bool miss = !install_context<TABLE_SCOPE>(local.qp_cache, p.qp_cache_entries, dci_qpn) || reconnect;
+  if (p.send_context_miss_ns == 0 || tags == nullptr) return 0;
+  const bool miss = !install_context<TABLE_SCOPE>(tags, p.qp_cache_entries, dci_qpn) || reconnect;
   count_lookup<TABLE_SCOPE>(local, false, miss);
   return miss ? static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS : 0;
 }
@@ -134,7 +136,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, ui
                                                             uint32_t* destination, NicTables& target,
                                                             uint32_t dctn, uint64_t bytes, bool send = true) {
   double units = pipe_ns(local.profile, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
-  if (send) units += dc_send_lookup(local, dci_qpn, destination, target, dctn);
+  if (send) units += dc_send_lookup(local, local.qp_cache, dci_qpn, destination, target, dctn);
   uint64_t ready = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   if (&target != &local) {
     const uint64_t received = receive_processing(target, target, RemoteWindow{},
@@ -147,9 +149,10 @@ DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, ui
 // A DC lone window's DCI lookup, after its CQE: a miss claims its cost of the local pipe, so it
 // delays the NIC's later messages rather than this one (the lookup's round trips off the latency
 // path, as RC's charge_connection_state).
-DISSECT_HD inline DISSECT_COLD void dc_charge_send_lookup(NicTables& local, uint32_t dci_qpn, uint32_t* destination,
-                                                          const NicTables& target, uint32_t dctn) {
-  const double units = dc_send_lookup(local, dci_qpn, destination, target, dctn);
+DISSECT_HD inline DISSECT_COLD void dc_charge_send_lookup(NicTables& local, uint32_t* tags, uint32_t dci_qpn,
+                                                          uint32_t* destination, const NicTables& target,
+                                                          uint32_t dctn) {
+  const double units = dc_send_lookup(local, tags, dci_qpn, destination, target, dctn);
   if (units > 0) claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
 }
 

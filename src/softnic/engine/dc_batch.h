@@ -456,7 +456,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     copy.last_rkey = rkey;
     if (lkey != 0) copy.last_lkey = lkey;
     if (Paced && connection_model(w.profile)) {  // after the CQE (pace_dc_write, `connections`)
-      dc_charge_send_lookup(const_cast<NicTables&>(local), v.qpn, &v.dc_destination, *r.nic, r.dct->dctn);
+      dc_charge_send_lookup(const_cast<NicTables&>(local), w.qp_cache, v.qpn, &v.dc_destination, *r.nic, address.dctn);
       qp.dc_destination = v.dc_destination;
     }
   }

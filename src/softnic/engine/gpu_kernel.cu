@@ -143,6 +143,7 @@ __global__ void engine_kernel(EngineLaunch p) {
     w.profile = p.tables->profile;
     w.pipe = &p.tables->pipe_busy_until;
     w.nic = p.tables;
+    w.qp_cache = p.tables->qp_cache;
   }
   __syncwarp();
   if (leader) {

@@ -83,6 +83,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
   window.profile = tables->profile;
   window.pipe = &tables->pipe_busy_until;
   window.nic = tables;
+  window.qp_cache = tables->qp_cache;
   uint32_t idle = 0;
   uint64_t passes = 0;
   uint64_t unreported = 0;  // WQEs executed since this thread last added to the status block

@@ -144,9 +144,9 @@ TEST(ConnectionState, EachMissAddsItsCostToThePipeOfTheNicThatMissed) {
   const uint64_t ahead = (dissect::now_ns() + 60'000'000'000ull) * sn::PIPE_UNITS_PER_NS;
   b.pipe_busy_until = ahead;
   double units = 0;
-  sn::send_processing(a, p, 0x100, &units);  // cold: a miss
+  sn::send_processing(a, a.qp_cache, p, 0x100, &units);  // cold: a miss
   EXPECT_DOUBLE_EQ(units, kSendMissNs * sn::PIPE_UNITS_PER_NS);
-  sn::send_processing(a, p, 0x100, &units);  // a hit adds nothing
+  sn::send_processing(a, a.qp_cache, p, 0x100, &units);  // a hit adds nothing
   EXPECT_DOUBLE_EQ(units, kSendMissNs * sn::PIPE_UNITS_PER_NS);
   const uint64_t end = sn::receive_processing(b, b, sn::RemoteWindow{}, 0x105, 32);
   EXPECT_EQ(b.pipe_busy_until, ahead + (kReceiveMissNs + 32 * 1000) * sn::PIPE_UNITS_PER_NS);
