@@ -1077,6 +1077,18 @@ TEST(EngineWindow, FourEngineThreadsExecuteEveryWqeOnceAndInOrder) {
   EXPECT_GT(cqes, uint64_t{kQps} * kPerQp / 8);
 }
 
+// A QP with one signalled 8 B inline WRITE of `value` bytes built (not yet rung).
+std::unique_ptr<Synthetic> one_signaled_inline_write(uint8_t value) {
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  Op op;
+  op.kind = Kind::inline_write;
+  op.length = 8;
+  op.payload.assign(8, value);
+  op.signaled = true;
+  build(*s, op);
+  return s;
+}
+
 }  // namespace
 
 // --- the timing profile ------------------------------------------------------------------------
@@ -1085,13 +1097,7 @@ TEST(EngineWindow, FourEngineThreadsExecuteEveryWqeOnceAndInOrder) {
 // the doorbell, the CQE no earlier than data_to_cqe after that (times in milliseconds, so the bound
 // holds on any machine; the test asserts the order of events, not a speed).
 TEST(EngineWindow, TimingProfileDelaysPayloadThenCqe) {
-  auto s = std::make_unique<Synthetic>(64, 64, 0);
-  Op op;
-  op.kind = Kind::inline_write;
-  op.length = 8;
-  op.payload.assign(8, 0x5a);
-  op.signaled = true;
-  build(*s, op);
+  auto s = one_signaled_inline_write(0x5a);
   softnic::Window window{};
   window.profile.enabled = 1;
   window.profile.doorbell_to_data_ns = 2'000'000;
@@ -1127,13 +1133,7 @@ TEST(EngineWindow, RingDateIsTheStartOfThePassThatSawIt) {
 // extension (cqe_times.h) says when the doorbell was dated and seen and which path wrote it.
 TEST(EngineWindow, ProfiledCqeIsNeverBeforeTheRingDatePlusTheLatencies) {
   {
-    auto s = std::make_unique<Synthetic>(64, 64, 0);
-    Op op;
-    op.kind = Kind::inline_write;
-    op.length = 8;
-    op.payload.assign(8, 0x5a);
-    op.signaled = true;
-    build(*s, op);
+    auto s = one_signaled_inline_write(0x5a);
     softnic::Window window{};
     window.profile.enabled = 1;
     window.profile.doorbell_to_data_ns = 2'000'000;
@@ -1162,13 +1162,7 @@ TEST(EngineWindow, ProfiledCqeIsNeverBeforeTheRingDatePlusTheLatencies) {
 // Without a profile the engine reads no clock for a doorbell: the CQE extension carries the pass's
 // start as both the sighting and the ring date, and names the lone window.
 TEST(EngineWindow, FastCqeNamesTheLoneWindowAndThePasses) {
-  auto s = std::make_unique<Synthetic>(64, 64, 0);
-  Op op;
-  op.kind = Kind::inline_write;
-  op.length = 8;
-  op.payload.assign(8, 0x33);
-  op.signaled = true;
-  build(*s, op);
+  auto s = one_signaled_inline_write(0x33);
   softnic::Window window{};
   const uint64_t t0 = dissect::now_ns();
   window.clock.pass_ns = t0 - 1'000;
@@ -1183,8 +1177,7 @@ TEST(EngineWindow, FastCqeNamesTheLoneWindowAndThePasses) {
   EXPECT_EQ(times.seen_to_stamp_ns, stamp - (t0 - 1'000));
   EXPECT_EQ(times.rung_to_stamp_ns, stamp - (t0 - 1'000));
   // No pass clock (a Window nobody sets): nothing kept, the fields say so.
-  auto u = std::make_unique<Synthetic>(64, 64, 0);
-  build(*u, op);
+  auto u = one_signaled_inline_write(0x33);
   softnic::Window bare{};
   u->ring_doorbell(1);
   ASSERT_EQ(softnic::serve_qp(softnic::HostLanes{}, bare, u->qp(), u->tables, &bare.cache[0]).executed, 1u);
@@ -1275,13 +1268,7 @@ TEST(TimingProfile, CqeTransitComesOutOfDataToCqe) {
   }
   EXPECT_EQ(softnic::timing_profile(path).cqe_transit_ns, 770u);
   // A paced window with it: the CQE data_to_cqe_ns - cqe_transit_ns after the payload's date.
-  auto s = std::make_unique<Synthetic>(64, 64, 0);
-  Op op;
-  op.kind = Kind::inline_write;
-  op.length = 8;
-  op.payload.assign(8, 0x21);
-  op.signaled = true;
-  build(*s, op);
+  auto s = one_signaled_inline_write(0x21);
   softnic::Window window{};
   window.profile.enabled = 1;
   window.profile.doorbell_to_data_ns = 1'000'000;
