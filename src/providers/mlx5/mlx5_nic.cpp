@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "dissect/common/error.h"
+#include "dissect/providers/mlx5/dc.h"
 #include "dissect/providers/mlx5/error.h"
 #include "dissect/providers/mlx5/gpu_memory.h"
 #include "queue_pairs.h"
@@ -13,6 +14,41 @@ namespace dissect::mlx5provider {
 namespace {
 
 bool is_gpu_pointer(void* address);
+
+// nic::DcTarget over the provider's DCT (dc.h).
+class Mlx5DcTarget : public nic::DcTarget {
+ public:
+  explicit Mlx5DcTarget(std::unique_ptr<Dct> dct) : dct_(std::move(dct)) {}
+  uint32_t dctn() const override { return dct_->dct_number(); }
+  nic::DctEndpoint endpoint() const override { return dct_endpoint(dct_->target()); }
+
+ private:
+  std::unique_ptr<Dct> dct_;
+};
+
+// nic::QueuePair over an activated DCI (dc.h): ready to post, no receive queue, no connect().
+class Mlx5DciQueuePair : public nic::QueuePair {
+ public:
+  Mlx5DciQueuePair(std::shared_ptr<Device> device, std::unique_ptr<Dci> dci)
+      : device_(std::move(device)), dci_(std::move(dci)) {}
+  uint32_t qpn() const override { return dci_->qpn(); }
+  nic::QpHandle handle() const override { return dci_->handle(); }
+  nic::RecvQueueHandle recv_handle() const override { return nic::RecvQueueHandle{}; }
+  nic::QpEndpoint endpoint() const override {
+    nic::QpEndpoint e;
+    e.qpn = dci_->qpn();
+    e.lid = device_->port.lid;
+    return e;
+  }
+  void connect(const nic::QpEndpoint&) override {
+    throw InvalidArgument(device_->name + ": DCI " + hex(dci_->qpn()) +
+                          ": connect: a DCI has no connection, each WQE names its DCT (gda::put_dc)");
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+  std::unique_ptr<Dci> dci_;
+};
 
 class Mlx5ProtectionDomain : public nic::ProtectionDomain {
  public:
@@ -46,10 +82,36 @@ class Mlx5ProtectionDomain : public nic::ProtectionDomain {
     return create_host_qp(device_, pd_.get(), attributes);
   }
 
+  // DC behind the nic API (dc.h): over InfiniBand only, by name (RoCE AVs need the provider's).
+  std::unique_ptr<nic::DcTarget> create_dct(const nic::DctAttributes& attributes) override {
+    refuse_roce("create_dct");
+    DctAttributes a;
+    a.dc_access_key = attributes.dc_key;
+    return std::make_unique<Mlx5DcTarget>(mlx5provider::create_dct(*this, a));
+  }
+  std::unique_ptr<nic::QueuePair> create_dci(const nic::QpAttributes& attributes) override {
+    refuse_roce("create_dci");
+    if (attributes.rq_wqes != 0 || attributes.send_cq != nullptr) {
+      throw InvalidArgument(device_->name + ": create_dci: rq_wqes " + std::to_string(attributes.rq_wqes) +
+                            (attributes.send_cq != nullptr ? " and a shared send CQ" : "") +
+                            ": a DCI has no receive queue and its own CQ");
+    }
+    std::unique_ptr<Dci> dci = mlx5provider::create_dci(*this, attributes);
+    dci->activate();
+    return std::make_unique<Mlx5DciQueuePair>(device_, std::move(dci));
+  }
+
   const std::shared_ptr<Device>& device() const { return device_; }
   ibv_pd* pd() const { return pd_.get(); }
 
  private:
+  void refuse_roce(const char* call) const {
+    if (device_->link_layer() == LinkLayer::ethernet) {
+      throw InvalidArgument(device_->name + ": " + call + " through the nic API: RoCE DC address "
+                            "vectors need the next hop's MAC (mlx5provider::Dci::address_vector, dc.h)");
+    }
+  }
+
   ibv_mr* register_region(void* address, size_t length, int access) {
     const std::string object = device_->name + " MR at " + hex(reinterpret_cast<uintptr_t>(address));
 #if defined(DISSECT_HAVE_IBV_REG_DMABUF_MR)

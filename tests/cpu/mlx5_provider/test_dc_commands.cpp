@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "dissect/providers/mlx5/dc.h"
 #include "dissect/providers/mlx5/dc_commands.h"
 
 namespace dissect::mlx5provider {
@@ -186,6 +187,29 @@ TEST(DcCommands, CreateDctWriteOnlyHasNoAtomicMode) {
   EXPECT_EQ(get_field(in, at(d, dctc::rre)), 0u);
   EXPECT_EQ(get_field(in, at(d, dctc::rae)), 0u);
   EXPECT_EQ(get_field(in, at(d, dctc::atomic_mode)), 0u);
+}
+
+// What the nic API hands a DCI submitter for an mlx5 DCT (dc.h dct_endpoint): number, key, LID
+// and GID as the DCT reported them; a RoCE target refused by name (its AV needs the next hop's MAC).
+TEST(DcEndpoint, AnInfinibandTargetKeepsItsNumberKeyLidAndGid) {
+  DcTarget t;
+  t.dct_number = 0x12345;
+  t.dc_key = 0x5623CEAF;
+  t.lid = 0x2a;
+  for (int i = 0; i < 16; ++i) t.gid[i] = static_cast<uint8_t>(0xf0 + i);
+  const nic::DctEndpoint e = dct_endpoint(t);
+  EXPECT_EQ(e.dctn, 0x12345u);
+  EXPECT_EQ(e.dc_key, 0x5623CEAFu);
+  EXPECT_EQ(e.lid, 0x2a);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(e.gid[i], 0xf0 + i) << "gid byte " << i;
+  t.link_layer = LinkLayer::ethernet;
+  try {
+    dct_endpoint(t);
+    ADD_FAILURE() << "a RoCE target was accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("74565"), std::string::npos) << error.what();  // the DCT's number
+    EXPECT_NE(std::string(error.what()).find("address_vector"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

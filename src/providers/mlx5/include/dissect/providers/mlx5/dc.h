@@ -13,13 +13,21 @@
 //    `address_vector(target)` returns the 48-byte AV to copy after each WQE's control segment
 //    (wqe.h set_dc_av_seg); on RoCE it resolves the next hop's MAC through an address handle.
 //
+//  - Behind the nic API (mlx5_nic.cpp): nic::ProtectionDomain::create_dct wraps a Dct in a
+//    nic::DcTarget whose endpoint() is dct_endpoint(target()); create_dci wraps an activated Dci in
+//    a nic::QueuePair (no receive queue; connect() refused), as the softnic's are. Over
+//    InfiniBand the AV gda::put_dc builds from a DctEndpoint (number, key, LID) is the PRM's; on
+//    RoCE the next hop's MAC comes only from Dci::address_vector, so both calls refuse an Ethernet
+//    port by name there.
+//
 // Status: compiled in CI against rdma-core 44 and unit-tested command by command; never run on a
-// NIC (docs/hardware.md). The softnic models DC behind nic::ProtectionDomain::create_dct /
-// create_dci (docs/dc.md); this provider is not yet wired to those two calls.
+// NIC (docs/hardware.md).
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "dissect/common/error.h"
 #include "dissect/mlx5/wqe.h"
 #include "dissect/nic/nic.h"
 #include "dissect/providers/mlx5/address_vector.h"
@@ -50,6 +58,22 @@ class Dci {
   virtual void activate() = 0;
   virtual mlx5::mlx5_wqe_av address_vector(const DcTarget& target) const = 0;
 };
+
+// What a nic-API DCI submitter needs of `target` (nic::DctEndpoint: number, key, LID, GID).
+// Throws InvalidArgument for a RoCE target: its AV needs the next hop's MAC (Dci::address_vector).
+inline nic::DctEndpoint dct_endpoint(const DcTarget& target) {
+  if (target.link_layer == LinkLayer::ethernet) {
+    throw InvalidArgument("mlx5 DCT " + std::to_string(target.dct_number) +
+                          ": a RoCE target's address vector needs the next hop's MAC, which only "
+                          "mlx5provider::Dci::address_vector resolves; nic::DctEndpoint routes by LID");
+  }
+  nic::DctEndpoint e;
+  e.dctn = target.dct_number;
+  e.dc_key = target.dc_key;
+  e.lid = target.lid;
+  for (int i = 0; i < 16; ++i) e.gid[i] = target.gid[i];
+  return e;
+}
 
 std::unique_ptr<Dct> create_dct(nic::ProtectionDomain& pd, const DctAttributes& attributes);
 std::unique_ptr<Dci> create_dci(nic::ProtectionDomain& pd, const nic::QpAttributes& attributes);
