@@ -333,6 +333,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
   QpContext& v = copy.view;
   DcRoute& route = copy.dc_route;
   const uint64_t start = v.sq_consumer;
+  DISSECT_PHASE_START;
   uint32_t word[32];
 #if defined(__CUDA_ARCH__)
   {
@@ -400,6 +401,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
   const uint8_t syndrome = check_dc_one_segment(v, ds, payload_at, raddr.raddr.value(), rkey, count,
                                                 data.addr.value(), lkey, lkey_entry, rkey_entry, r, &plan);
   if (syndrome == 0 && overlaps(plan)) return NOT_LONE;  // copy_bytes, one at a time
+  DISSECT_PHASE(12);
 
   if (Paced && syndrome == 0) {
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
@@ -407,7 +409,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     const uint64_t ready = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
                                          plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
-    DISSECT_PHASE_START;
+    DISSECT_PHASE_START;  // phase 20: the payload and the wait for the CQE's date
     // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
     // from `word`: kept live across the pacing's calls, its 32 registers made the engine loop
     // spill (ptxas, sm_90).
@@ -431,6 +433,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     entry = cqe_entry(v.send_cq, index);
     tail = write_cqe_body(entry, v.send_cq, index, cqe, cqe_opcode);
   }
+  DISSECT_PHASE(13);
   if (!Paced && plan.length != 0) {  // passed its checks (a failure's plan is empty)
     if (plan.source != nullptr) {
       copy_pointer(plan);
@@ -460,6 +463,10 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
       qp.dc_destination = v.dc_destination;
     }
   }
+  DISSECT_PHASE(14);
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+  atomicAdd(&engine_phase_cycles[15], 1ull);
+#endif
   return syndrome;
 }
 

@@ -12,8 +12,10 @@
 // found a doorbell; under a profile (pace_payloads, pace_dc_write): 17 the connection-state model
 // (RC) or the connect count (DC), 18 the pipe's claims, 19 the wait for the data's date, 20 the
 // payload and the wait for the CQE's date (the lone windows); 21 the head's loads and
-// apply_doorbell (open_window's leader, heads with work or not).
-inline constexpr int ENGINE_PHASES = 22;
+// apply_doorbell (open_window's leader, heads with work or not); the engine loop: 22 busy passes,
+// 23 idle passes (their cycles, without the sleep that follows) and 24 the idle passes' count.
+// The DC lone window (dc_batch.h) counts into 12-15 as RC's does.
+inline constexpr int ENGINE_PHASES = 25;
 // Defined in every CUDA source that includes this (each its own device module, no -rdc); only the
 // engine kernel's (engine/gpu_kernel.cu) is printed.
 __device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];
