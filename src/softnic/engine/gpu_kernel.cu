@@ -168,7 +168,7 @@ __global__ void engine_kernel(EngineLaunch p) {
       __syncwarp();
     }
     DISSECT_PHASE_START;
-#if defined(DISSECT_ENGINE_PHASES)
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
     const long long pass_start_ = phase_mark_;
 #endif
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
@@ -190,7 +190,7 @@ __global__ void engine_kernel(EngineLaunch p) {
     if (executed != 0 && lanes.lane() == 0) atomicAdd(&engine_phase_cycles[10], 1ull);  // busy passes
     if (lanes.lane() == 0) atomicAdd(&engine_phase_cycles[11], static_cast<unsigned long long>(executed));
 #endif
-#if defined(DISSECT_ENGINE_PHASES)
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
     if (lanes.lane() == 0) {  // the pass, before its sleep: busy (22) or idle (23, 24 counts them)
       const unsigned long long pass_cycles_ = static_cast<unsigned long long>(clock64() - pass_start_);
       atomicAdd(&engine_phase_cycles[executed != 0 ? 22 : 23], pass_cycles_);
