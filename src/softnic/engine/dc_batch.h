@@ -286,9 +286,9 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 // when it names the route's DCT, else the fabric), writes the CQE body, stores the payload,
 // publishes the CQE and retires: one dependent round trip after the doorbell's, as RC's lone
 // window. Under a timing profile it is paced as one DC WRITE executed alone is (pace_dc_write:
-// the ring date, the connect rule, the pipe and the connection-state model), in an out-of-line
-// instantiation, as RC's lone window is (lone.h): DC - RC under a profile compares the two lone
-// windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
+// the ring date, the connect rule, the pipes), its DCI's context lookup made after its CQE
+// (dc_charge_send_lookup), as RC's lone window is paced (lone.h): DC - RC under a profile compares
+// the two lone windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
 // payload the warp copies) returns NOT_LONE without a side effect: the DC batch or serve_alone
 // takes it.
 
@@ -405,7 +405,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
 
   if (Paced && syndrome == 0) {
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
-    // connect rule and the connection-state model changed, as a DC batch's pacing leaves it.
+    // connect rule changed, as a DC batch's pacing leaves it (the destination: after the CQE).
     const uint64_t ready = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
                                          plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
