@@ -15,12 +15,12 @@
 // staged window takes it.
 //
 // Under a timing profile the lone WQE is paced as finish_window paces a window of one
-// (pace_payloads: the doorbell's latency from its ring date, the pipe), in an out-of-line
-// instantiation so that the fast path's code and registers stay as they are; its
-// connection-state lookups follow its CQE (charge_connection_state: their misses delay the NIC's
-// later messages, their round trips not this one). Before, a profile sent it through the staged window, whose own work (its atomics, the
-// stage) took 4.6 us on the H200, longer than cx7-ib's 3.3 us it was to overlap: cx7-ib latencies
-// measured the engine, not the profile (docs/softnic-engine.md, "The paced lone window").
+// (pace_payloads: the doorbell's latency from its ring date, the pipe, the responder's receive
+// processing), in an out-of-line instantiation so that the fast path's code and registers stay as
+// they are; its requester's context lookup follows its CQE (charge_connection_state: a miss
+// delays the NIC's later messages, the lookup's round trips not this one). Before, a profile sent
+// it through the staged window, whose own work (its atomics, the stage) took 4.6 us on the H200,
+// longer than cx7-ib's 3.3 us it was to overlap (docs/softnic-engine.md, "The paced lone window").
 #pragma once
 
 #include <cstdint>
