@@ -594,11 +594,20 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
   return true;
 }
 
-TEST(EngineWindow, WindowsMatchOneWqeAtATime) {
+enum class Hazards { none, all, every_other };
+
+// Seeds 1..`seeds` through run_differential, stopping at the first that differs.
+Outcome run_seeds(uint32_t seeds, Hazards hazards, Mix mix = Mix::any, bool profiled = false) {
   Outcome outcome;
-  for (uint32_t seed = 1; seed <= 200; ++seed) {
-    if (!run_differential(seed, /*hazards=*/false, &outcome)) break;  // the first failing seed
+  for (uint32_t seed = 1; seed <= seeds; ++seed) {
+    const bool h = hazards == Hazards::all || (hazards == Hazards::every_other && seed % 2 == 0);
+    if (!run_differential(seed, h, &outcome, mix, profiled)) break;
   }
+  return outcome;
+}
+
+TEST(EngineWindow, WindowsMatchOneWqeAtATime) {
+  const Outcome outcome = run_seeds(200, Hazards::none);
   // The programs exercised the window path and the error paths.
   EXPECT_GT(outcome.windowed_wqes, 10000u);
   EXPECT_GT(outcome.errors, 50u);
@@ -608,19 +617,13 @@ TEST(EngineWindow, WindowsMatchOneWqeAtATime) {
 // return them). The window copies small WRITEs per lane and large ones warp-wide after them, so
 // it must end before a WRITE whose destination overlaps an earlier one's (disjoint_prefix).
 TEST(EngineWindow, WindowsMatchOneWqeAtATimeWhenWritesOverlap) {
-  Outcome outcome;
-  for (uint32_t seed = 1; seed <= 200; ++seed) {
-    if (!run_differential(seed, /*hazards=*/true, &outcome)) break;
-  }
+  const Outcome outcome = run_seeds(200, Hazards::all);
 }
 
 // The express window (engine/express.h) alone: programs of one-WQEBB WQEs only, every window of
 // a QP in RTS served by serve_express, against one WQE at a time.
 TEST(EngineWindow, ExpressWindowsMatchOneWqeAtATime) {
-  Outcome outcome;
-  for (uint32_t seed = 1; seed <= 200; ++seed) {
-    if (!run_differential(seed, /*hazards=*/seed % 2 == 0, &outcome, Mix::one_wqebb)) break;
-  }
+  const Outcome outcome = run_seeds(200, Hazards::every_other, Mix::one_wqebb);
   EXPECT_GT(outcome.windowed_wqes, 10000u);
   EXPECT_GT(outcome.errors, 20u);
 }
@@ -631,10 +634,7 @@ TEST(EngineWindow, ExpressWindowsMatchOneWqeAtATime) {
 // state and counters, and the flushes after a failure. Then serve_window and serve_qp on single-WQE
 // doorbells: one lone window a visit, in order, each WQE once, the CQEs' fields.
 TEST(EngineWindow, LoneWqesMatchOneWqeAtATime) {
-  Outcome outcome;
-  for (uint32_t seed = 1; seed <= 200; ++seed) {
-    if (!run_differential(seed, /*hazards=*/seed % 2 == 0, &outcome, Mix::lone)) break;
-  }
+  const Outcome outcome = run_seeds(200, Hazards::every_other, Mix::lone);
   EXPECT_GT(outcome.windowed_wqes, 5000u);
   EXPECT_GT(outcome.errors, 20u);
 }
@@ -642,16 +642,10 @@ TEST(EngineWindow, LoneWqesMatchOneWqeAtATime) {
 // The same under a timing profile: the paced lone window (lone.h, lone_wqe_paced) executes what
 // the fast one does, and so do the paced windows of mixed programs.
 TEST(EngineWindow, PacedLoneWqesMatchOneWqeAtATime) {
-  Outcome outcome;
-  for (uint32_t seed = 1; seed <= 100; ++seed) {
-    if (!run_differential(seed, /*hazards=*/seed % 2 == 0, &outcome, Mix::lone, /*profiled=*/true)) break;
-  }
+  const Outcome outcome = run_seeds(100, Hazards::every_other, Mix::lone, /*profiled=*/true);
   EXPECT_GT(outcome.windowed_wqes, 2500u);
   EXPECT_GT(outcome.errors, 10u);
-  Outcome mixed;
-  for (uint32_t seed = 1; seed <= 50; ++seed) {
-    if (!run_differential(seed, /*hazards=*/false, &mixed, Mix::any, /*profiled=*/true)) break;
-  }
+  const Outcome mixed = run_seeds(50, Hazards::none, Mix::any, /*profiled=*/true);
   EXPECT_GT(mixed.windowed_wqes, 2500u);
 }
 
