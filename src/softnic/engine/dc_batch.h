@@ -286,9 +286,9 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 // when it names the route's DCT, else the fabric), writes the CQE body, stores the payload,
 // publishes the CQE and retires: one dependent round trip after the doorbell's, as RC's lone
 // window. Under a timing profile it is paced as one DC WRITE executed alone is (pace_dc_write:
-// the ring date, the connect rule, the pipes), its DCI's context lookup made after its CQE
-// (dc_charge_send_lookup), as RC's lone window is paced (lone.h): DC - RC under a profile compares
-// the two lone windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
+// the ring date, the connect rule, the pipes) and held for those dates, its DCI's context lookup
+// made after its CQE (dc_charge_send_lookup at the release), as RC's lone WQE is held (lone.h,
+// in_flight.h): DC - RC under a profile compares the two lone windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
 // payload the warp copies) returns NOT_LONE without a side effect: the DC batch or serve_alone
 // takes it.
 
@@ -325,10 +325,11 @@ DISSECT_HD inline void copy_ring_bytes(const QpContext& v, uint64_t start, uint3
 
 // Executes the DC WRITE at the consumer of `copy` (a DCI, open, in RTS) in the calling lane when
 // it is the whole announcement; returns its syndrome, or NOT_LONE without a side effect. `Paced`:
-// w.profile is enabled; a WRITE that passed its checks then waits for pace_dc_write before its
-// payload and data_to_cqe after it before its CQE (a failed one waits for nothing, as in a DC batch).
+// w.profile is enabled; a WRITE that passed its checks is then held (in_flight.h) for the dates
+// pace_dc_write gives its payload and, data_to_cqe later, its CQE (a failed one waits for nothing,
+// as in a DC batch).
 template <Scope Completion, bool Paced>
-DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext& qp, const NicTables& local) {
+DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const NicTables& local) {
   using namespace mlx5;
   QpContext& v = copy.view;
   DcRoute& route = copy.dc_route;
@@ -403,38 +404,45 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
   if (syndrome == 0 && overlaps(plan)) return NOT_LONE;  // copy_bytes, one at a time
   DISSECT_PHASE(12);
 
-  if (Paced && syndrome == 0) {
-    // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
-    // connect rule changed, as a DC batch's pacing leaves it (the destination: after the CQE).
-    const uint64_t ready = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
-                                         plan.source != nullptr, plan.length, false);
-    qp.dc_connected = v.dc_connected;
-    DISSECT_PHASE_START;  // phase 20: the payload and the wait for the CQE's date
-    // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
-    // from `word`: kept live across the pacing's calls, its 32 registers made the engine loop
-    // spill (ptxas, sm_90).
-    if (plan.source != nullptr) {
-      copy_pointer(plan);
-    } else {
-      copy_ring_bytes(v, start, 4 * (full ? 21 : 13), plan.destination, plan.length);
-    }
-    wait_until(cqe_release_ns(w.profile, ready));
-    DISSECT_PHASE(20);
-  }
   const bool signaled = ctrl_signaled(ctrl);
   const bool wants_cqe = signaled || syndrome != 0;
+  const WqeOutcome outcome{syndrome, opcode, signaled, wqebbs, plan.length};
+  const bool held = Paced && syndrome == 0;  // a failed WRITE waits for nothing, as in a DC batch
   mlx5_cqe64* entry = nullptr;
   uint32_t tail = 0;
-  if (wants_cqe) {
+  if (held) {
+    // Held (in_flight.h), as RC's lone WQE.
+    InFlight& f = begin_hold(w);
+    f.plan = plan;
+    hold_cqe(f, v, wants_cqe, outcome, Completion == Scope::system);
+    // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
+    // connect rule changed, as a DC batch's pacing leaves it (the destination: at the release).
+    f.data_ns = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
+                              plan.source != nullptr, plan.length, false);
+    qp.dc_connected = v.dc_connected;
+    f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
+    // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
+    // from `word`: kept live across the pacing's calls, or held from them, its registers made the
+    // engine loop spill (ptxas, sm_90).
+    if (plan.source == nullptr) {
+      copy_ring_bytes(v, start, 4 * (full ? 21 : 13), reinterpret_cast<uint8_t*>(f.bytes), plan.length);
+    }
+    f.lookup = connection_model(w.profile) ? IN_FLIGHT_DC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
+    f.local = const_cast<NicTables*>(&local);
+    f.copy_destination = &v.dc_destination;
+    f.qp_destination = &qp.dc_destination;
+    f.target = r.nic;
+    f.dctn = address.dctn;
+    f.stage = IN_FLIGHT_PAYLOAD;
+  } else if (wants_cqe) {
     const uint64_t index = reserve_cqes(v.send_cq, 1);
-    const WqeOutcome outcome{syndrome, opcode, signaled, wqebbs, plan.length};
     mlx5_cqe64 cqe;
     const uint8_t cqe_opcode = requester_cqe(v, start, outcome, &cqe, now_ns(), CQE_PATH_LONE);
     entry = cqe_entry(v.send_cq, index);
     tail = write_cqe_body(entry, v.send_cq, index, cqe, cqe_opcode);
   }
   DISSECT_PHASE(13);
-  if (!Paced && plan.length != 0) {  // passed its checks (a failure's plan is empty)
+  if (!Paced && plan.length != 0) {  // passed its checks (a failure's plan is empty; held: released later)
     if (plan.source != nullptr) {
       copy_pointer(plan);
     } else if (full) {
@@ -458,11 +466,8 @@ DISSECT_HD inline uint32_t dc_lone_wqe(const Window& w, QpCopy& copy, QpContext&
     note_dc_route(route, r, address);
     copy.last_rkey = rkey;
     if (lkey != 0) copy.last_lkey = lkey;
-    if (Paced && connection_model(w.profile)) {  // after the CQE (pace_dc_write, `connections`)
-      dc_charge_send_lookup(const_cast<NicTables&>(local), w.qp_cache, v.qpn, &v.dc_destination, *r.nic, address.dctn);
-      qp.dc_destination = v.dc_destination;
-    }
   }
+  if (held && w.holds == 0) release_in_flight(w, true);
   DISSECT_PHASE(14);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   atomicAdd(&engine_phase_cycles[15], 1ull);

@@ -225,9 +225,10 @@ __device__ inline bool newest_collapsed_writer(const CqContext& cq, uint64_t ind
 // write_cqe_at in two steps, for a writer with other stores for the same release to cover (the
 // express window's payloads): bytes 0..59 of CQE number `index` into `entry` (its slot); returns
 // the last word, which publish_cqe stores.
-DISSECT_HD inline uint32_t write_cqe_body(mlx5::mlx5_cqe64* entry, const CqContext& cq, uint64_t index,
+// `cqe_count`: the CQ's (its owner bit).
+DISSECT_HD inline uint32_t write_cqe_body(mlx5::mlx5_cqe64* entry, uint32_t cqe_count, uint64_t index,
                                           const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode) {
-  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, index, cq.cqe_count);
+  const uint8_t op_own = mlx5::make_op_own(cqe_opcode, index, cqe_count);
   // Bytes 0..55, then sop_drop_qpn. The built CQE is read with a memcpy: read through uint64_t
   // lvalues it broke the aliasing rules, and GCC -O2 read the words before requester_cqe's field
   // stores (CQEs without their byte count, CPU tier). On the GPU seven 8 B stores (a memcpy into
@@ -243,6 +244,11 @@ DISSECT_HD inline uint32_t write_cqe_body(mlx5::mlx5_cqe64* entry, const CqConte
   entry->sop_drop_qpn = cqe.sop_drop_qpn;
   return static_cast<uint32_t>(cqe.wqe_counter.raw) |
          (static_cast<uint32_t>(op_own) << 24);  // signature (byte 62) = 0
+}
+
+DISSECT_HD inline uint32_t write_cqe_body(mlx5::mlx5_cqe64* entry, const CqContext& cq, uint64_t index,
+                                          const mlx5::mlx5_cqe64& cqe, uint8_t cqe_opcode) {
+  return write_cqe_body(entry, cq.cqe_count, index, cqe, cqe_opcode);
 }
 
 template <Scope S>
@@ -300,13 +306,14 @@ DISSECT_HD inline void write_cqe(CqContext& cq, const mlx5::mlx5_cqe64& cqe, uin
 // The requester CQE of the WQE at `wqe_start`, stamped `timestamp` (ns); returns its CQE opcode
 // (REQ or REQ_ERR). Bytes 4..12 carry the softnic's diagnostic (dissect/softnic/cqe_times.h): the
 // QP's doorbell dates relative to the stamp and `path`, the engine path writing it.
-DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
+// Of QP `qpn`, whose doorbell was rung at `rung` and seen at `seen` (QpContext's dates).
+DISSECT_HD inline uint8_t requester_cqe(uint32_t qpn, uint64_t rung, uint64_t seen, uint64_t wqe_start,
                                         const WqeOutcome& outcome, mlx5::mlx5_cqe64* cqe,
-                                        uint64_t timestamp, uint8_t path = CQE_PATH_NONE) {
+                                        uint64_t timestamp, uint8_t path) {
   *cqe = mlx5::mlx5_cqe64{};
-  set_cqe_times(cqe, timestamp, qp.doorbell_rung_ns, qp.doorbell_seen_ns, path);
+  set_cqe_times(cqe, timestamp, rung, seen, path);
   cqe->wqe_counter = mlx5::be16::from_host(static_cast<uint16_t>(wqe_start));
-  cqe->sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qp.qpn);
+  cqe->sop_drop_qpn = mlx5::be32::from_host((static_cast<uint32_t>(outcome.opcode) << 24) | qpn);
   cqe->timestamp = mlx5::be64::from_host(timestamp);
   if (outcome.syndrome != 0) {
     reinterpret_cast<mlx5::mlx5_err_cqe*>(cqe)->syndrome = outcome.syndrome;
@@ -314,6 +321,13 @@ DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
   }
   cqe->byte_cnt = mlx5::be32::from_host(static_cast<uint32_t>(outcome.bytes));
   return mlx5::MLX5_CQE_REQ;
+}
+
+DISSECT_HD inline uint8_t requester_cqe(const QpContext& qp, uint64_t wqe_start,
+                                        const WqeOutcome& outcome, mlx5::mlx5_cqe64* cqe,
+                                        uint64_t timestamp, uint8_t path = CQE_PATH_NONE) {
+  return requester_cqe(qp.qpn, qp.doorbell_rung_ns, qp.doorbell_seen_ns, wqe_start, outcome, cqe,
+                       timestamp, path);
 }
 
 DISSECT_HD inline void complete_requester(QpContext& qp, uint64_t wqe_start,
@@ -840,6 +854,7 @@ DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local
     // engine's own table, written only through the counters and the pipe (atomics).
     data_ready = pace_dc_write(const_cast<NicTables&>(local), qp, start, mlx5::wqebbs_for_ds(ds), *nic,
                                *dct, plan.source != nullptr, plan.length);
+    wait_until(data_ready);
   }
   perform_gather_write(qp, start, ds, plan, segments);
   if (paced) wait_until(cqe_release_ns(local.profile, data_ready));  // the CQE after the ack

@@ -144,6 +144,8 @@ __global__ void engine_kernel(EngineLaunch p) {
     w.pipe = &p.tables->pipe_busy_until;
     w.nic = p.tables;
     w.qp_cache = p.tables->qp_cache;
+    w.in_flight.stage = IN_FLIGHT_NONE;
+    w.holds = 1;  // this loop releases held lone WQEs (release_due_in_flight)
   }
   __syncwarp();
   if (leader) {
@@ -173,6 +175,7 @@ __global__ void engine_kernel(EngineLaunch p) {
 #endif
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     if (due != 0) DISSECT_PHASE(16);
+    release_due_in_flight(lanes, w);
     uint32_t executed = 0;
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];
@@ -203,13 +206,14 @@ __global__ void engine_kernel(EngineLaunch p) {
       break;
     }
     if (leader && passes % HEARTBEAT_PASSES == 0) heartbeat(p, passes);
-    if (executed != 0) {
-      sleep_ns = 0;
+    if (executed != 0 || w.in_flight.stage != IN_FLIGHT_NONE) {
+      sleep_ns = 0;  // a held WQE's date may come within a pass: no sleep (in_flight.h)
     } else {
       sleep_ns = sleep_ns == 0 ? 32 : (sleep_ns < MAX_IDLE_SLEEP_NS ? 2 * sleep_ns : sleep_ns);
       __nanosleep(warp < count ? sleep_ns : 4 * MAX_IDLE_SLEEP_NS);  // no QP of its own yet
     }
   }
+  settle_in_flight(lanes, w);  // stopping: a held WQE's payload and CQE still come, at their dates
   if (lanes.lane() == 0 && atomicAdd(&p.counts[1], 1ull) + 1 == p.warps) {
     // The last warp out: every WQE count is in.
     heartbeat(p, passes);

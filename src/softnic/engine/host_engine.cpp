@@ -84,6 +84,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
   window.pipe = &tables->pipe_busy_until;
   window.nic = tables;
   window.qp_cache = tables->qp_cache;
+  window.holds = 1;  // this loop releases held lone WQEs (in_flight.h)
   uint32_t idle = 0;
   uint64_t passes = 0;
   uint64_t unreported = 0;  // WQEs executed since this thread last added to the status block
@@ -93,6 +94,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
     // doorbells it sees (window.h, ring_date). The fast profile keeps no dates: a clock_gettime per
     // pass is not free on a spinning thread.
     if (window.profile.enabled) window.clock.pass_ns = now_ns();
+    release_due_in_flight(lanes, window);
     uint32_t executed = 0;
     for (uint32_t i = index; i < qps; i += count) {
       QpContext& qp = tables->qps[i];
@@ -112,8 +114,8 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
       unreported = 0;
       if (index == 0) __atomic_store_n(&status->heartbeat, passes / HEARTBEAT_PASSES, __ATOMIC_RELEASE);
     }
-    if (executed != 0) {
-      idle = 0;
+    if (executed != 0 || window.in_flight.stage != IN_FLIGHT_NONE) {
+      idle = 0;  // a held WQE's date may come within a pass: no yield
     } else if (++idle >= IDLE_PASSES_BEFORE_YIELD) {
       std::this_thread::yield();
       idle = 0;
@@ -121,6 +123,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
       spin_pause();
     }
   }
+  settle_in_flight(lanes, window);  // stopping: a held WQE's payload and CQE still come
   if (status != nullptr) __atomic_fetch_add(&status->wqes_executed, unreported, __ATOMIC_RELAXED);
   if (status != nullptr && index == 0) {
     __atomic_store_n(&status->phase, uint32_t{ENGINE_EXITED}, __ATOMIC_RELEASE);

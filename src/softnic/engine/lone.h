@@ -14,16 +14,21 @@
 // other WQE, a QP without an answering responder, or a DCI: nothing happens and the express or
 // staged window takes it.
 //
-// Under a timing profile the lone WQE is paced as finish_window paces a window of one
-// (pace_payloads: the doorbell's latency from its ring date, the pipe, the responder's receive
-// processing), in an out-of-line instantiation so that the fast path's code and registers stay as
-// they are; its requester's context lookup follows its CQE (charge_connection_state: a miss
-// delays the NIC's later messages, the lookup's round trips not this one). Before, a profile sent
-// it through the staged window, whose own work (its atomics, the stage) took 4.6 us on the H200,
-// longer than cx7-ib's 3.3 us it was to overlap (docs/softnic-engine.md, "The paced lone window").
+// Under a timing profile the lone WQE is held (in_flight.h, hold_lone_wqe): read and checked as
+// under `fast`, its dates from pace_payloads as for a window of one (the ring date plus the
+// doorbell's latency, the pipe, the responder's receive processing), retired, and its payload,
+// CQE and requester lookup released by the engine loop when their dates come
+// (release_in_flight), so that the warp watches the doorbells meanwhile instead of waiting in
+// place. Before, the paced lone window waited in place, and under cx7-ib the warp was still in its
+// wait and bookkeeping when the next doorbell came (0.8-1.0 us late on the H200); before that a
+// profile sent it through the staged window, whose own work took 4.6 us, longer than cx7-ib's
+// 3.3 us (docs/softnic-engine.md, "The paced lone window", "The held lone WQE").
 #pragma once
 
 #include <cstdint>
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+#endif
 
 #include "express.h"
 
@@ -32,17 +37,168 @@ namespace dissect::softnic {
 // lone_wqe's answer when it did nothing: the WQE is no lone-path WQE.
 inline constexpr uint32_t NOT_LONE = 0x100;
 
+// The inline payload words from word FIRST of `word` on into `f` (registers to shared memory, at
+// constant indices: no local array).
+template <uint32_t FIRST, uint32_t N>
+DISSECT_HD inline void hold_inline_words(InFlight& f, const uint32_t (&word)[N], uint64_t length) {
+  constexpr uint32_t WORDS = N - FIRST < IN_FLIGHT_INLINE_BYTES / 4 ? N - FIRST : IN_FLIGHT_INLINE_BYTES / 4;
+  DISSECT_UNROLL
+  for (uint32_t k = 0; k < WORDS; ++k) {
+    if (4 * k < length) f.bytes[k] = word[FIRST + k];
+  }
+}
+
+// The CQE half of a hold: the CQE number (before retire_window counts it) and what the CQE will
+// say of the QP as its copy `v` stands now (the QP's next doorbell may change the copy first).
+DISSECT_HD inline void hold_cqe(InFlight& f, const QpContext& v, bool wants_cqe, const WqeOutcome& outcome,
+                                bool system) {
+  f.entry = nullptr;
+  if (wants_cqe) {
+    // One writer: a collapsed CQ needs no election (newest_collapsed_writer), a shared CQ one add.
+    f.cqe_index = reserve_cqes(v.send_cq, 1);
+    f.entry = cqe_entry(v.send_cq, f.cqe_index);
+    f.cqe_count = v.send_cq.cqe_count;
+  }
+  f.wqe_start = v.sq_consumer;
+  f.doorbell_rung_ns = v.doorbell_rung_ns;
+  f.doorbell_seen_ns = v.doorbell_seen_ns;
+  f.outcome = outcome;
+  f.qpn = v.qpn;
+  f.system = system ? 1 : 0;
+}
+
+DISSECT_HD inline void store_held_payload(const InFlight& f) {
+  const WritePlan& plan = f.plan;
+  if (plan.length == 0) return;
+  if (plan.source != nullptr) {
+    copy_pointer(plan);
+    return;
+  }
+#if defined(__CUDA_ARCH__)
+  if (((reinterpret_cast<uintptr_t>(plan.destination) | plan.length) & 3) == 0) {
+    for (uint32_t k = 0; 4 * k < plan.length; ++k) reinterpret_cast<uint32_t*>(plan.destination)[k] = f.bytes[k];
+    return;
+  }
+  const uint8_t* in = reinterpret_cast<const uint8_t*>(f.bytes);
+  for (uint32_t k = 0; k < plan.length; ++k) plan.destination[k] = in[k];
+#else
+  std::memcpy(plan.destination, f.bytes, plan.length);
+#endif
+}
+
+// The held WQE's steps (in_flight.h) whose dates have come or come within IN_FLIGHT_SPIN_NS,
+// spinning to each date; every step with `settle`. The payload, then the CQE's release, which
+// orders the payload's stores before it (one lane: publish_cqe's release covers its own earlier
+// stores), then the requester's lookup. One lane (or one host thread).
+DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) {
+  InFlight& f = w.in_flight;
+  if (f.stage == IN_FLIGHT_PAYLOAD) {
+    if (!settle && f.data_ns > now_ns() + IN_FLIGHT_SPIN_NS) return;
+    wait_until(f.data_ns);
+    store_held_payload(f);
+    f.stage = IN_FLIGHT_CQE;
+  }
+  if (f.stage != IN_FLIGHT_CQE) return;
+  if (f.entry != nullptr) {
+    if (!settle && f.cqe_ns > now_ns() + IN_FLIGHT_SPIN_NS) return;
+    wait_until(f.cqe_ns);
+    mlx5::mlx5_cqe64 cqe;
+    const uint8_t cqe_opcode = requester_cqe(f.qpn, f.doorbell_rung_ns, f.doorbell_seen_ns, f.wqe_start,
+                                             f.outcome, &cqe, now_ns(), CQE_PATH_LONE);
+    const uint32_t tail = write_cqe_body(f.entry, f.cqe_count, f.cqe_index, cqe, cqe_opcode);
+    if (f.system != 0) {
+      publish_cqe<Scope::system>(f.entry, tail);
+    } else {
+      publish_cqe<Scope::gpu>(f.entry, tail);
+    }
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+    const uint64_t late = now_ns() - f.cqe_ns;
+    atomicAdd(&engine_phase_cycles[20], static_cast<unsigned long long>(late));
+#endif
+  }
+  if (f.lookup == IN_FLIGHT_RC_LOOKUP) {
+    charge_connection_state(w, f.qpn);
+  } else if (f.lookup == IN_FLIGHT_DC_LOOKUP) {
+    dc_charge_send_lookup(*f.local, w.qp_cache, f.qpn, f.copy_destination, *f.target, f.dctn);
+    *f.qp_destination = *f.copy_destination;
+  }
+  f.stage = IN_FLIGHT_NONE;
+}
+
+// Releases a held WQE whatever its dates: before any other window of the warp (serve_window), so
+// that its CQE precedes theirs, and when the engine stops.
+template <typename Lanes>
+DISSECT_HD inline void settle_in_flight(const Lanes& lanes, Window& w) {
+  if (w.in_flight.stage != IN_FLIGHT_NONE) lanes.leader([&] { release_in_flight(w, true); });
+}
+
+// The engine loop's step each pass: what of the held WQE is due.
+template <typename Lanes>
+DISSECT_HD inline void release_due_in_flight(const Lanes& lanes, Window& w) {
+  if (w.in_flight.stage != IN_FLIGHT_NONE) lanes.leader([&] { release_in_flight(w, false); });
+}
+
+// Retires the lone WQE `x` (retire_window) and keeps its keys for the next window's guess.
+DISSECT_HD inline void retire_lone(QpContext& qp, QpCopy& copy, const ExpressWqe& x, bool wants_cqe) {
+  WindowTally tally{};
+  tally.executed = 1;
+  tally.cqes = wants_cqe ? 1 : 0;
+  tally.writes = x.syndrome == 0 && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE ? 1 : 0;
+  tally.bytes = x.plan.length;
+  tally.failed = x.syndrome != 0;
+  retire_window(qp, copy.view, copy.remote.responder, tally, 1);
+  if (x.rkey != 0 && x.syndrome == 0) {  // the next window's guess (QpCopy::last_rkey)
+    copy.last_rkey = x.rkey;
+    if (x.lkey != 0) copy.last_lkey = x.lkey;
+  }
+}
+
+// The hold of a new WQE: an earlier one still held (a caller that serves lone windows without
+// serve_window's settle first) is released first, whatever its dates.
+DISSECT_HD inline InFlight& begin_hold(Window& w) {
+  if (w.in_flight.stage != IN_FLIGHT_NONE) release_in_flight(w, true);
+  return w.in_flight;
+}
+
+// A paced lone WQE, read and checked (`x`), held (in_flight.h): its dates from pace_payloads as a
+// window of one (a failed WQE moves nothing), its CQE number reserved, the WQE retired now; the
+// payload, the CQE and the requester's lookup wait for release_in_flight. Under a Window that
+// does not hold (w.holds 0) it is released before this returns, as a window waits in place.
+template <Scope Completion>
+DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const ExpressWqe& x) {
+  QpContext& v = copy.view;
+  InFlight& f = begin_hold(w);
+  const bool moves = x.syndrome == 0;
+  const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
+  f.plan = x.plan;
+  if (x.plan.source == nullptr) hold_inline_words<(2 * mlx5::MLX5_SEND_WQE_DS + 4) / 4>(f, x.word, x.plan.length);
+  const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;
+  hold_cqe(f, v, wants_cqe, WqeOutcome{x.syndrome, x.opcode, x.signaled != 0, 1, x.plan.length},
+           Completion == Scope::system);
+  f.data_ns = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
+  f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
+  f.lookup = moves && w.profile.qp_cache_entries != 0 ? IN_FLIGHT_RC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
+  f.stage = IN_FLIGHT_PAYLOAD;
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+  const uint64_t held_at = now_ns();  // 19: how late the hold came, 25: how early
+  if (held_at > f.data_ns) atomicAdd(&engine_phase_cycles[19], static_cast<unsigned long long>(held_at - f.data_ns));
+  if (held_at < f.data_ns) atomicAdd(&engine_phase_cycles[25], static_cast<unsigned long long>(f.data_ns - held_at));
+#endif
+  retire_lone(qp, copy, x, wants_cqe);
+  if (w.holds == 0) release_in_flight(w, true);
+  return x.syndrome;
+}
+
 // Executes the WQE at the consumer of `copy` (open, in RTS, exactly one WQEBB announced) in the
 // calling lane; returns its syndrome (0: it succeeded), or NOT_LONE without a side effect.
-// `Paced`: w.profile is enabled, and the payload and the CQE wait for it (pace_payloads).
+// `Paced`: w.profile is enabled, and the WQE is held for its dates (hold_lone_wqe).
 //
 // Ordering, one lane: the CQE body and the payload are this lane's plain stores, and
 // publish_cqe's release store of the CQE's last word orders every earlier store of the lane
 // before it (PTX: a release is a fence for the thread's prior writes), so a poller that acquires
 // the last word and sees its owner bit sees the payload and the whole CQE; the lane needs no
-// warp barrier, since no other lane wrote anything the CQE stands for. Under `fast` the body goes
-// out before the payload so that the release waits for both at once (express.h, the same reason);
-// paced, the body waits for its stamp, data_to_cqe after the payload may move.
+// warp barrier, since no other lane wrote anything the CQE stands for. The body goes out before
+// the payload so that the release waits for both at once (express.h, the same reason).
 template <Scope Completion, bool Paced>
 DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
   QpContext& v = copy.view;
@@ -56,14 +212,12 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
   if (!x.joins) return NOT_LONE;
   DISSECT_PHASE(12);
   if (Paced) {
-    // finish_window's arguments for a window of this one WQE: a failed WQE moves nothing.
-    const bool moves = x.syndrome == 0;
-    const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
-    const uint64_t ready = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
-    DISSECT_PHASE_START;
-    store_payload(x);
-    wait_until(cqe_release_ns(w.profile, ready));
-    DISSECT_PHASE(20);
+    const uint32_t syndrome = hold_lone_wqe<Completion>(w, copy, qp, x);
+    DISSECT_PHASE(13);
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+    atomicAdd(&engine_phase_cycles[15], 1ull);
+#endif
+    return syndrome;
   }
   const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;
   mlx5::mlx5_cqe64* entry = nullptr;
@@ -78,20 +232,9 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     tail = write_cqe_body(entry, v.send_cq, index, cqe, cqe_opcode);
   }
   DISSECT_PHASE(13);
-  if (!Paced) store_payload(x);
+  store_payload(x);
   if (entry != nullptr) publish_cqe<Completion>(entry, tail);
-  WindowTally tally{};
-  tally.executed = 1;
-  tally.cqes = wants_cqe ? 1 : 0;
-  tally.writes = x.syndrome == 0 && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE ? 1 : 0;
-  tally.bytes = x.plan.length;
-  tally.failed = x.syndrome != 0;
-  retire_window(qp, v, copy.remote.responder, tally, 1);
-  if (x.rkey != 0 && x.syndrome == 0) {  // the next window's guess (QpCopy::last_rkey)
-    copy.last_rkey = x.rkey;
-    if (x.lkey != 0) copy.last_lkey = x.lkey;
-  }
-  if (Paced && x.syndrome == 0) charge_connection_state(w, v);  // after the CQE (window.h)
+  retire_lone(qp, copy, x, wants_cqe);
   DISSECT_PHASE(14);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   atomicAdd(&engine_phase_cycles[15], 1ull);

@@ -10,12 +10,13 @@
 // (lone.h): 12 reading and checking its WQE, 13 to the CQE's stamp, 14 the payload, the CQE's
 // release and retirement, 15 lone windows; 16 a pass's watch (its loads and ballot) when it
 // found a doorbell; under a profile (pace_payloads, pace_dc_write): 17 the connection-state model
-// (RC) or the connect count (DC), 18 the pipe's claims, 19 the wait for the data's date, 20 the
-// payload and the wait for the CQE's date (the lone windows); 21 the head's loads and
-// apply_doorbell (open_window's leader, heads with work or not); the engine loop: 22 busy passes,
-// 23 idle passes (their cycles, without the sleep that follows) and 24 the idle passes' count.
-// The DC lone window (dc_batch.h) counts into 12-15 as RC's does.
-inline constexpr int ENGINE_PHASES = 25;
+// (RC) or the connect count (DC), 18 the pipe's claims; a held lone WQE (in_flight.h), in ns, not
+// cycles: 19 how late its hold came after its data's date, 25 how early, 20 how late its CQE was
+// released after its date; 21 the head's loads and apply_doorbell (open_window's leader, heads
+// with work or not); the engine loop: 22 busy passes, 23 idle passes (their cycles, without the
+// sleep that follows) and 24 the idle passes' count. The DC lone window (dc_batch.h) counts into
+// 12-15 as RC's does; a held WQE's 13 ends at its hold.
+inline constexpr int ENGINE_PHASES = 26;
 // Defined in every CUDA source that includes this (each its own device module, no -rdc); only the
 // engine kernel's (engine/gpu_kernel.cu) is printed.
 __device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];

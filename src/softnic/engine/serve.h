@@ -45,6 +45,8 @@ DISSECT_HD DISSECT_COLD Served serve_staged_window_out_of_line(const Lanes& lane
 template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
                                       const NicTables& local, QpCopy* cache, bool checked = false) {
+  // A held lone WQE (in_flight.h) first: its CQE precedes every later one of the warp's.
+  settle_in_flight(lanes, w);
   open_window<Doorbell>(lanes, w, qp, cache, local, checked);
   if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
 #if defined(__CUDA_ARCH__)

@@ -28,6 +28,7 @@
 
 #include "connection_state.h"
 #include "execute.h"
+#include "in_flight.h"
 #include "lanes.h"
 #include "pipe.h"
 
@@ -116,6 +117,11 @@ struct Window {
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
   DoorbellClock clock;              // set by the engine loop each pass (leader)
+  // A paced lone WQE whose payload and CQE wait for their dates (in_flight.h). `holds` 1: an
+  // engine loop releases it (release_due_in_flight); 0 (a test driving serve_qp, a drain): the
+  // lone window releases it before it returns, as a window waits in place.
+  InFlight in_flight;
+  uint32_t holds;
   DISSECT_HD mlx5::send_ring staged() const {
     return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_LANES};
   }
@@ -588,9 +594,9 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 
 // The timing profile (profile.h): the time before which a window's payloads may not move. It
 // claims the NIC's pipe (pipe.h) for the window's messages and bytes, every QP of the NIC sharing
-// it, and waits for both that slot and the doorbell's latency. Returns the time the payloads may
-// move (the CQEs follow data_to_cqe after it, so the engine's own copying overlaps the modelled
-// acknowledgement rather than adding to it).
+// it. Returns the later of that slot and the doorbell's latency, which the caller waits for
+// (finish_window) or holds the WQE until (hold_lone); the CQEs follow data_to_cqe after it, so
+// the engine's own copying overlaps the modelled acknowledgement rather than adding to it.
 // `connections`: the requester's context lookup now (its miss delays this window); false for a
 // lone window, which makes it after its CQE (charge_connection_state). The responder's receive
 // processing is claimed here either way: it is the responder's back-pressure.
@@ -602,7 +608,11 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   // ring, and the engine's own sighting lag (up to a pass) is not added to it.
   uint64_t ready = v.doorbell_rung_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
   double cost = pipe_cost_units(p, messages, bytes);
-  if (p.qp_cache_entries != 0 && messages != 0) {
+  // Decided here, not in the call: with the requester's lookup after the CQE and the responder
+  // on this NIC (the loopback rigs) the call looks nothing up, and cost ~1,650 cycles of
+  // instruction fetch all the same (phase counters, H200, 2026-12-03).
+  if (p.qp_cache_entries != 0 && messages != 0 &&
+      (connections || through(v.remote_window, v.remote_nic) != w.nic)) {
     const ConnectionCost c = connection_state(w, v, messages, connections);
     cost += c.send_units;
     if (c.received > ready) ready = c.received;
@@ -613,8 +623,6 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
     if (end > ready) ready = end;
   }
   DISSECT_PHASE(18);
-  wait_until(ready);
-  DISSECT_PHASE(19);
   return ready;
 }
 
@@ -622,10 +630,12 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
 // this NIC's pipe, so it delays the NIC's later messages rather than this one. Off the latency
 // path: the lookup is dependent round trips (the cache's pointer, an exchange on its slot), 2,650
 // cycles before the payload on the H200 (phase counters, 2026-12-03).
-DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, const QpContext& v) {
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, uint32_t qpn);
+DISSECT_HD inline void charge_connection_state(Window& w, const QpContext& v) { charge_connection_state(w, v.qpn); }
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, uint32_t qpn) {
   if (w.profile.qp_cache_entries == 0 || w.nic == nullptr) return;
   double units = 0;
-  send_processing(*w.nic, w.qp_cache, w.profile, v.qpn, &units);
+  send_processing(*w.nic, w.qp_cache, w.profile, qpn, &units);
   if (units > 0 && w.pipe != nullptr) claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(units));
 }
 
@@ -679,7 +689,10 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   if (w.profile.enabled) {
     const bool pointers = (flags[WQE_READS_SOURCE] & lanes_below(moved)) != 0;
     const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
-    lanes.leader([&] { data_ready = pace_payloads(w, v, moved, bytes, pointers); });
+    lanes.leader([&] {
+      data_ready = pace_payloads(w, v, moved, bytes, pointers);
+      wait_until(data_ready);
+    });
   }
   perform_window(lanes, w, v, moved, popcount(flags[WQE_MEDIUM] & lanes_below(moved)));
   if (w.profile.enabled) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });

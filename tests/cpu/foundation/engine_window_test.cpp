@@ -453,6 +453,7 @@ void expect_same_cqes(const softnic::CqContext& a, const softnic::CqContext& b, 
 // no express or staged fallback), and serve_qp's visit must end after it.
 uint32_t visit_lone(softnic::Window& window, Synthetic& s, uint32_t budget) {
   const softnic::HostLanes lanes;
+  softnic::settle_in_flight(lanes, window);  // as serve_window does before its head
   softnic::open_window<Scope::system>(lanes, window, s.qp(), &window.cache[0], s.tables);
   if (window.state == softnic::QP_STATE_RESET || window.available == 0) return 0;
   if (window.state != softnic::QP_STATE_RTS) {  // flushes: one WQE a window, as serve_qp does
@@ -514,9 +515,10 @@ struct Outcome {
 // round that differs.
 // `profiled`: the windowed engine runs under an enabled timing profile of zero latencies and no
 // rate limit, i.e. through the paced paths (the paced lone window, the staged window's pacing),
-// whose outcome must be that of the fast ones.
+// whose outcome must be that of the fast ones. `held`: as an engine loop runs them, the paced lone
+// WQEs held (in_flight.h) and released by the next visit's settle.
 bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = Mix::any,
-                      bool profiled = false) {
+                      bool profiled = false, bool held = false) {
   constexpr uint32_t kSq = 64;
   constexpr uint32_t kCq = 128;
   constexpr uint32_t kRq = 64;
@@ -525,6 +527,7 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
   auto windowed = std::make_unique<Synthetic>(kSq, kCq, kRq);
   softnic::Window window{};
   window.profile.enabled = profiled ? 1 : 0;
+  window.holds = held ? 1 : 0;
   std::ostringstream trace;  // the program so far, for the failure message
   for (size_t r = 0; r < program.size(); ++r) {
     const Round& round = program[r];
@@ -561,6 +564,7 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
       outcome->windowed_wqes += visit(mix, window, *windowed, d.budget);
     }
     drain(*reference, *windowed, window, mix);
+    EXPECT_EQ(window.in_flight.stage, softnic::IN_FLIGHT_NONE) << "a visit that found nothing left a WQE held";
 
     SCOPED_TRACE("seed " + std::to_string(seed) + ", after round " + std::to_string(r) +
                  "; program:\n" + trace.str());
@@ -597,11 +601,12 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
 enum class Hazards { none, all, every_other };
 
 // Seeds 1..`seeds` through run_differential, stopping at the first that differs.
-Outcome run_seeds(uint32_t seeds, Hazards hazards, Mix mix = Mix::any, bool profiled = false) {
+Outcome run_seeds(uint32_t seeds, Hazards hazards, Mix mix = Mix::any, bool profiled = false,
+                  bool held = false) {
   Outcome outcome;
   for (uint32_t seed = 1; seed <= seeds; ++seed) {
     const bool h = hazards == Hazards::all || (hazards == Hazards::every_other && seed % 2 == 0);
-    if (!run_differential(seed, h, &outcome, mix, profiled)) break;
+    if (!run_differential(seed, h, &outcome, mix, profiled, held)) break;
   }
   return outcome;
 }
@@ -647,6 +652,62 @@ TEST(EngineWindow, PacedLoneWqesMatchOneWqeAtATime) {
   EXPECT_GT(outcome.errors, 10u);
   const Outcome mixed = run_seeds(50, Hazards::none, Mix::any, /*profiled=*/true);
   EXPECT_GT(mixed.windowed_wqes, 2500u);
+}
+
+// Held as an engine loop holds them (Window::holds): released at the next visit, the outcome is
+// still that of one WQE at a time, error CQEs before the flushes they cause.
+TEST(EngineWindow, HeldLoneWqesMatchOneWqeAtATime) {
+  const Outcome outcome = run_seeds(100, Hazards::every_other, Mix::lone, /*profiled=*/true, /*held=*/true);
+  EXPECT_GT(outcome.windowed_wqes, 2500u);
+  EXPECT_GT(outcome.errors, 10u);
+  const Outcome mixed = run_seeds(50, Hazards::none, Mix::any, /*profiled=*/true, /*held=*/true);
+  EXPECT_GT(mixed.windowed_wqes, 2500u);
+}
+
+// A held WQE's payload and CQE wait for their dates, not for the visit: the visit returns with the
+// WQE retired and nothing written, the loop's step before the date does nothing, and the release
+// writes both, the CQE stamped no earlier than the ring date plus the profile's latencies.
+TEST(EngineWindow, HeldLoneWqeWaitsForItsDates) {
+  auto s = std::make_unique<Synthetic>(64, 128, 0);
+  softnic::Window window{};
+  window.profile.enabled = 1;
+  window.profile.doorbell_to_data_ns = 3'000'000;  // 3 ms: far beyond a visit on any machine
+  window.profile.data_to_cqe_ns = 1'000'000;
+  window.holds = 1;
+  const softnic::HostLanes lanes;
+  for (const Kind kind : {Kind::inline_write, Kind::write}) {
+    Op op;
+    op.kind = kind;
+    op.length = 8;
+    op.signaled = true;
+    op.dest_offset = kind == Kind::write ? 64 : 0;
+    op.source_offset = 8;
+    op.payload.assign(8, 0x3c);
+    build(*s, op);
+    s->ring_doorbell(s->producer);
+    const uint64_t consumer = s->qp().sq_consumer;
+    const uint64_t produced = s->qp().send_cq.produced;
+    const softnic::Served served = softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64);
+    ASSERT_EQ(served.executed, 1u);
+    EXPECT_EQ(s->qp().sq_consumer, consumer + 1) << "a held WQE is retired at its hold";
+    const uint8_t* written = s->destination_bytes() + op.dest_offset;
+    const uint8_t* expected = kind == Kind::write ? s->source_bytes() + op.source_offset : op.payload.data();
+    const mlx5::mlx5_cqe64& cqe = s->send_cqes[produced % s->send_cqes.size()];
+    const uint8_t before = cqe.op_own;
+    EXPECT_NE(0, std::memcmp(written, expected, 8)) << "the payload moved before its date";
+    softnic::release_due_in_flight(lanes, window);  // the loop's step, ~3 ms early
+    EXPECT_EQ(window.in_flight.stage, softnic::IN_FLIGHT_PAYLOAD);
+    EXPECT_NE(0, std::memcmp(written, expected, 8)) << "the loop's step moved the payload early";
+    EXPECT_EQ(cqe.op_own, before) << "a CQE before its date";
+    softnic::settle_in_flight(lanes, window);
+    EXPECT_EQ(window.in_flight.stage, softnic::IN_FLIGHT_NONE);
+    EXPECT_EQ(0, std::memcmp(written, expected, 8));
+    EXPECT_NE(cqe.op_own, before);
+    EXPECT_EQ(cqe.op_own >> 4, mlx5::MLX5_CQE_REQ);
+    EXPECT_EQ(cqe.wqe_counter.value(), static_cast<uint16_t>(consumer));
+    const uint64_t stamp = cqe.timestamp.value();
+    EXPECT_GE(stamp, s->qp().doorbell_rung_ns + 4'000'000) << "the CQE before the ring date plus the latencies";
+  }
 }
 
 TEST(EngineWindow, SingleWqeDoorbellsTakeTheLoneWindowInOrder) {

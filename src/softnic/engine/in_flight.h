@@ -1,0 +1,63 @@
+// A paced lone WQE in flight: fetched, checked and retired by the engine, its payload and its CQE
+// waiting for the dates the timing profile gives them (lone.h, hold_lone / release_in_flight).
+//
+// Why: a NIC's pipeline does not stop while a message's latency runs. Waiting for those dates in
+// place (the staged window's way) kept the engine warp in its wait and in the WQE's bookkeeping
+// after it, so that under cx7-ib the next doorbell was dated 0.8-1.0 us after its store and the
+// engine came late to the next wait (docs/softnic-engine.md, "The paced lone window"). Held, the
+// warp goes back to its passes, watches the doorbells, and releases the payload and the CQE when
+// their dates come (the engine loop: release_due_in_flight each pass, settle_in_flight before any
+// other window of the warp, so that every CQE the warp writes keeps its order).
+#pragma once
+
+#include <cstdint>
+
+#include "execute.h"
+
+namespace dissect::softnic {
+
+enum InFlightStage : uint8_t {
+  IN_FLIGHT_NONE,     // nothing held
+  IN_FLIGHT_PAYLOAD,  // the payload (if any), then the CQE (if any), then the lookup
+  IN_FLIGHT_CQE,      // the payload moved: the CQE (if any), then the lookup
+};
+
+// The requester's context lookup a held WQE makes after its CQE (connection_state.h: RC's
+// charge_connection_state, DC's dc_charge_send_lookup); none without the connection-state model.
+enum InFlightLookup : uint8_t { IN_FLIGHT_NO_LOOKUP, IN_FLIGHT_RC_LOOKUP, IN_FLIGHT_DC_LOOKUP };
+
+// The inline payload bytes a held WQE can carry: a DC WRITE's in two WQEBBs after a compact
+// address vector (dc_batch.h), the largest lone one.
+inline constexpr uint32_t IN_FLIGHT_INLINE_BYTES = 2 * 64 - 52;
+
+struct InFlight {
+  uint64_t data_ns;  // when the payload moves
+  uint64_t cqe_ns;   // when the CQE is released (>= data_ns)
+  WritePlan plan;    // the payload; plan.source null: `bytes` (an inline payload); length 0: none
+  alignas(16) uint32_t bytes[IN_FLIGHT_INLINE_BYTES / 4];
+  // The CQE: built when released, from what the QP's copy held when the WQE was fetched.
+  mlx5::mlx5_cqe64* entry;  // null: no CQE (an unsignalled WRITE)
+  uint64_t cqe_index;
+  uint64_t wqe_start;
+  uint64_t doorbell_rung_ns, doorbell_seen_ns;
+  WqeOutcome outcome;
+  uint32_t cqe_count;
+  uint32_t qpn;
+  // The DC lookup's operands (IN_FLIGHT_DC_LOOKUP): the DCI's NIC, its destination word in its
+  // copy and in its QpContext, the target NIC and DCT number.
+  NicTables* local;
+  uint32_t* copy_destination;
+  uint32_t* qp_destination;
+  const NicTables* target;
+  uint32_t dctn;
+  uint8_t stage;   // InFlightStage
+  uint8_t system;  // the CQE's observers are beyond the engine's GPU (publish_cqe's scope)
+  uint8_t lookup;  // InFlightLookup
+};
+
+// How near its date a held step is done in the pass that finds it, by spinning to the date: an
+// idle pass of the GPU engine is ~0.23 us (455 cycles at 1.98 GHz, phase counters), so a step
+// due within this would otherwise wait up to a pass more.
+inline constexpr uint64_t IN_FLIGHT_SPIN_NS = 500;
+
+}  // namespace dissect::softnic
