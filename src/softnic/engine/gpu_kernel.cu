@@ -176,6 +176,7 @@ __global__ void engine_kernel(EngineLaunch p) {
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     if (due != 0) DISSECT_PHASE(16);
     release_due_in_flight(lanes, w);
+    if (due != 0) DISSECT_PHASE(30);
     uint32_t executed = 0;
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];
@@ -188,6 +189,7 @@ __global__ void engine_kernel(EngineLaunch p) {
       if (s.executed != 0) DISSECT_PHASE(9);
       executed += s.executed;
     }
+    if (executed != 0) DISSECT_PHASE(31);
     ++passes;
 #if defined(DISSECT_ENGINE_PHASES)
     if (executed != 0 && lanes.lane() == 0) atomicAdd(&engine_phase_cycles[10], 1ull);  // busy passes

@@ -15,8 +15,12 @@
 // released after its date; 21 the head's loads and apply_doorbell (open_window's leader, heads
 // with work or not); the engine loop: 22 busy passes, 23 idle passes (their cycles, without the
 // sleep that follows) and 24 the idle passes' count. The DC lone window (dc_batch.h) counts into
-// 12-15 as RC's does; a held WQE's 13 ends at its hold.
-inline constexpr int ENGINE_PHASES = 26;
+// 12-15 as RC's does; a held WQE's 13 ends at its hold. A visit's steps around them: 26
+// serve_window's settle of a held WQE, 27 the head (0) and the checks before the lone window, 28 serve_lone (the
+// lone window's call and return around 12-14), 29 from serve_window's return to serve_qp's after a
+// lone window; the loop: 30 the release of a held WQE's due steps (passes that found a doorbell),
+// 31 from the release step to the pass's end, the visits (8) in it (busy passes).
+inline constexpr int ENGINE_PHASES = 32;
 // Defined in every CUDA source that includes this (each its own device module, no -rdc); only the
 // engine kernel's (engine/gpu_kernel.cu) is printed.
 __device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];

@@ -45,14 +45,19 @@ DISSECT_HD DISSECT_COLD Served serve_staged_window_out_of_line(const Lanes& lane
 template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
                                       const NicTables& local, QpCopy* cache, bool checked = false) {
+  DISSECT_PHASE_START;
   // A held lone WQE (in_flight.h) first: its CQE precedes every later one of the warp's.
   settle_in_flight(lanes, w);
+  DISSECT_PHASE(26);
   open_window<Doorbell>(lanes, w, qp, cache, local, checked);
   if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
+  // open_window's copy (w.copy), named from the Window: through w.copy its fields are generic
+  // loads (window_copy says why that matters).
+  QpCopy& copy = window_copy(w, cache);
 #if defined(__CUDA_ARCH__)
   // serve_qp chose the scopes from the copy it had; a copy refreshed since (the QP connected
   // anew) may name others: nothing is served now, the next visit takes them.
-  if (!serves_scopes<Doorbell, Completion>(w.copy->view.engine_flags)) {
+  if (!serves_scopes<Doorbell, Completion>(copy.view.engine_flags)) {
     Served later{0, 0};
     later.pending = 1;
     return later;
@@ -61,10 +66,11 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
   // A DCI's WRITEs (dc_batch.h): the DC lone window under `fast`, else a DC batch, one modelled
   // wait for up to 32.
-  if (w.copy->view.transport == QP_TRANSPORT_DCI) return serve_dci<Completion>(lanes, w, qp, local);
-  QpCopy& copy = window_copy(w, cache);
+  if (copy.view.transport == QP_TRANSPORT_DCI) return serve_dci<Completion>(lanes, w, qp, local);
   if (w.available == 1) {
+    DISSECT_PHASE(27);
     const Served lone = serve_lone<Completion>(lanes, w, copy, qp);
+    DISSECT_PHASE(28);
     if (lone.executed != 0) return lone;
   }
   const Served express = serve_express<Completion>(lanes, w, copy, qp);
@@ -118,13 +124,17 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
 #else
     s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache, checked);
 #endif
+    DISSECT_PHASE_START;
     if (s.executed == 0) {
       total.pending = s.pending;
       break;
     }
     total.executed += s.executed;
     if (s.syndrome != 0) total.syndrome = s.syndrome;
-    if (s.lone) break;  // nothing else was announced: no second doorbell read (lone.h)
+    if (s.lone) {
+      DISSECT_PHASE(29);
+      break;  // nothing else was announced: no second doorbell read (lone.h)
+    }
   }
   return total;
 }
