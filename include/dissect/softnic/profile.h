@@ -57,21 +57,41 @@ DISSECT_HD inline uint64_t cqe_release_ns(const TimingProfile& p, uint64_t data_
   return data_ready + (p.data_to_cqe_ns > p.cqe_transit_ns ? p.data_to_cqe_ns - p.cqe_transit_ns : 0);
 }
 
+// pipe_ns's rates, divided out of the profile once: on the GPU each FP64 division is a software
+// sequence, and pipe_ns's four cost a paced lone WQE ~1,200 cycles (phase 17, H200, 2026-12-03).
+struct PipeRates {
+  double ns_per_message;    // 0: no message ceiling
+  double ns_per_wire_byte;  // 0: no link ceiling
+  double packets_per_byte;  // 1 / mtu_bytes (0: one packet per message)
+  double header_bytes;      // packet_header_bytes
+};
+
+DISSECT_HD inline PipeRates pipe_rates(const TimingProfile& p) {
+  PipeRates r{0, 0, 0, static_cast<double>(p.packet_header_bytes)};
+  if (p.message_rate_mps > 0) r.ns_per_message = 1e3 / p.message_rate_mps;
+  if (p.mtu_bytes > 0) r.packets_per_byte = 1.0 / p.mtu_bytes;
+  if (p.goodput_gbps > 0) {
+    const double wire_gbps =
+        p.mtu_bytes > 0 ? p.goodput_gbps * (p.mtu_bytes + r.header_bytes) / p.mtu_bytes : p.goodput_gbps;
+    r.ns_per_wire_byte = 1.0 / wire_gbps;
+  }
+  return r;
+}
+
 // Nanoseconds the NIC's pipe is busy with `messages` messages of `bytes` payload in all. Message
 // processing and the link are stages of one pipeline, so it is the slower of the two, not their
 // sum (the sum held cx7-ib at 240 of its 260 Mmsg/s at 8 B). The link carries goodput_gbps of
 // payload in full MTU packets; each packet adds packet_header_bytes on the wire, so short messages
 // fill it with headers (packets counted as one per message plus one per MTU of payload).
-DISSECT_HD inline double pipe_ns(const TimingProfile& p, double messages, double bytes) {
-  const double for_messages = p.message_rate_mps > 0 ? messages * 1e3 / p.message_rate_mps : 0;
-  double for_link = 0;
-  if (p.goodput_gbps > 0) {
-    const double header = p.packet_header_bytes;
-    const double packets = messages + (p.mtu_bytes > 0 ? bytes / p.mtu_bytes : 0);
-    const double wire_gbps = p.mtu_bytes > 0 ? p.goodput_gbps * (p.mtu_bytes + header) / p.mtu_bytes : p.goodput_gbps;
-    for_link = (bytes + header * packets) / wire_gbps;
-  }
+DISSECT_HD inline double pipe_ns(const PipeRates& r, double messages, double bytes) {
+  const double for_messages = messages * r.ns_per_message;
+  const double packets = messages + bytes * r.packets_per_byte;
+  const double for_link = (bytes + r.header_bytes * packets) * r.ns_per_wire_byte;
   return for_messages > for_link ? for_messages : for_link;
+}
+
+DISSECT_HD inline double pipe_ns(const TimingProfile& p, double messages, double bytes) {
+  return pipe_ns(pipe_rates(p), messages, bytes);
 }
 
 // The largest QP-context cache a profile may ask for (4 Mi tags, 16 MiB of NIC table memory).

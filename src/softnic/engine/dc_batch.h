@@ -417,7 +417,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     hold_cqe(f, v, wants_cqe, outcome, Completion == Scope::system);
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
     // connect rule changed, as a DC batch's pacing leaves it (the destination: at the release).
-    f.data_ns = pace_dc_write(const_cast<NicTables&>(local), v, start, wqebbs, *r.nic, *r.dct,
+    f.data_ns = pace_dc_write(const_cast<NicTables&>(local), w.rates, v, start, wqebbs, *r.nic, *r.dct,
                               plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
     f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);

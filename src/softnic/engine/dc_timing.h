@@ -54,9 +54,11 @@ DISSECT_HD inline uint64_t modelled_doorbell_to_cqe_ns(const TimingProfile& p, b
 // data_to_cqe_ns after it. Out of line: DC WQEs are the engine's cold path.
 // `connections` false (a DC lone window): the DCI's context lookup is left to
 // dc_charge_send_lookup after the CQE; the pipes and the target's receive side are claimed here.
-DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContext& qp, uint64_t start,
-                                                      uint32_t wqebbs, NicTables& target, DctContext& dct,
-                                                      bool pointer, uint64_t bytes, bool connections = true) {
+// `rates`: pipe_rates(local.profile) (a Window holds them).
+DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, PipeRates rates, QpContext& qp,
+                                                      uint64_t start, uint32_t wqebbs, NicTables& target,
+                                                      DctContext& dct, bool pointer, uint64_t bytes,
+                                                      bool connections = true) {
   DISSECT_PHASE_START;
   const TimingProfile& p = local.profile;
   const uint32_t dctn = dct.dctn;
@@ -74,7 +76,7 @@ DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, QpContex
   if (connection_model(p) && (connections || &target != &local)) {
     slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes, connections);
   } else {
-    const double units = pipe_ns(p, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
+    const double units = pipe_ns(rates, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
     if (units > 0) slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   }
   if (slot > ready) ready = slot;

@@ -140,7 +140,7 @@ __global__ void engine_kernel(EngineLaunch p) {
   if (lanes.lane() == 0) {
     w.scratch.qp = nullptr;
     w.clock.pass_ns = 0;  // no date kept (doorbell_dates 0): apply_doorbell stores none
-    w.profile = p.tables->profile;
+    use_profile(w, p.tables->profile);
     w.pipe = &p.tables->pipe_busy_until;
     w.nic = p.tables;
     w.qp_cache = p.tables->qp_cache;
@@ -184,6 +184,11 @@ __global__ void engine_kernel(EngineLaunch p) {
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
                                 count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
       DISSECT_PHASE(8);
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+      if (s.executed != 0 && lanes.lane() == 0 && w.in_flight.stage != IN_FLIGHT_NONE && w.in_flight.held_ns != 0) {
+        atomicAdd(&engine_phase_cycles[32], static_cast<unsigned long long>(now_ns() - w.in_flight.held_ns));  // ns
+      }
+#endif
       if (lanes.lane() == slot) watch.more = s.pending != 0;
       if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
       if (s.executed != 0) DISSECT_PHASE(9);

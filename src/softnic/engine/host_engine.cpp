@@ -80,7 +80,7 @@ void HostEngine::stop() {
 __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, NicTables* tables, EngineStatus* status) {
   const HostLanes lanes;
   Window window{};
-  window.profile = tables->profile;
+  use_profile(window, tables->profile);
   window.pipe = &tables->pipe_busy_until;
   window.nic = tables;
   window.qp_cache = tables->qp_cache;

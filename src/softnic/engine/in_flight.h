@@ -50,6 +50,7 @@ struct InFlight {
   uint32_t* qp_destination;
   const NicTables* target;
   uint32_t dctn;
+  uint64_t held_ns;  // when it was held (phase counters only: engine/phases.h 32, 33)
   uint8_t stage;   // InFlightStage
   uint8_t system;  // the CQE's observers are beyond the engine's GPU (publish_cqe's scope)
   uint8_t lookup;  // InFlightLookup

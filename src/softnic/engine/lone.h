@@ -92,6 +92,12 @@ DISSECT_HD inline void store_held_payload(const InFlight& f) {
 // stores), then the requester's lookup. One lane (or one host thread).
 DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) {
   InFlight& f = w.in_flight;
+#if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
+  if (!settle && f.held_ns != 0) {  // 33: from the hold to the loop's first release step
+    atomicAdd(&engine_phase_cycles[33], static_cast<unsigned long long>(now_ns() - f.held_ns));
+    f.held_ns = 0;
+  }
+#endif
   if (f.stage == IN_FLIGHT_PAYLOAD) {
     if (!settle && f.data_ns > now_ns() + IN_FLIGHT_SPIN_NS) return;
     wait_until(f.data_ns);
@@ -181,6 +187,7 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
   f.stage = IN_FLIGHT_PAYLOAD;
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   const uint64_t held_at = now_ns();  // 19: how late the hold came, 25: how early
+  f.held_ns = held_at;
   if (held_at > f.data_ns) atomicAdd(&engine_phase_cycles[19], static_cast<unsigned long long>(held_at - f.data_ns));
   if (held_at < f.data_ns) atomicAdd(&engine_phase_cycles[25], static_cast<unsigned long long>(f.data_ns - held_at));
 #endif

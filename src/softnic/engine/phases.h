@@ -19,8 +19,9 @@
 // serve_window's settle of a held WQE, 27 the head (0) and the checks before the lone window, 28 serve_lone (the
 // lone window's call and return around 12-14), 29 from serve_window's return to serve_qp's after a
 // lone window; the loop: 30 the release of a held WQE's due steps (passes that found a doorbell),
-// 31 from the release step to the pass's end, the visits (8) in it (busy passes).
-inline constexpr int ENGINE_PHASES = 32;
+// 31 from the release step to the pass's end, the visits (8) in it (busy passes); a held WQE, in
+// ns: 32 from its hold to its visit's return in the loop, 33 to the loop's first release step.
+inline constexpr int ENGINE_PHASES = 34;
 // Defined in every CUDA source that includes this (each its own device module, no -rdc); only the
 // engine kernel's (engine/gpu_kernel.cu) is printed.
 __device__ unsigned long long engine_phase_cycles[ENGINE_PHASES];

@@ -107,7 +107,8 @@ struct Window {
   uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
   WindowWqe wqe[WINDOW_LANES];      // phase 3 on
   QpCopy* copy;                     // the copy this window works on
-  TimingProfile profile;            // the NIC's (set by the engine when it starts)
+  TimingProfile profile;            // the NIC's (use_profile, when the engine starts)
+  PipeRates rates;                  // pipe_rates(profile)
   uint64_t* pipe;                   // the NIC's NicTables::pipe_busy_until
   NicTables* nic;                   // the NIC's tables (the connection-state model's cache)
   // nic->qp_cache, read when the engine starts (fixed for the NIC's life): a lone window's lookup
@@ -126,6 +127,12 @@ struct Window {
     return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_LANES};
   }
 };
+
+// Gives the Window the NIC's timing profile and the pipe's rates from it.
+DISSECT_HD inline void use_profile(Window& w, const TimingProfile& p) {
+  w.profile = p;
+  w.rates = pipe_rates(p);
+}
 
 // Phase 1 for the WQEBB at `offset`: the size of the WQE starting there if it can join a window.
 DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, const mlx5::send_ring& staged,
@@ -563,8 +570,8 @@ DISSECT_HD inline uint32_t chain_window(Window& window, uint32_t first_offset, u
 }
 
 // The pipe units a window claims (profile.h, pipe_ns: the slower of its two stages).
-DISSECT_HD inline double pipe_cost_units(const TimingProfile& p, uint32_t messages, uint64_t bytes) {
-  return pipe_ns(p, messages, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
+DISSECT_HD inline double pipe_cost_units(const PipeRates& r, uint32_t messages, uint64_t bytes) {
+  return pipe_ns(r, messages, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
 }
 
 // The connection-state model's share of a window (connection_state.h): the requester's context
@@ -607,7 +614,7 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   // From the doorbell's ring date (apply_doorbell): the profile's latency is the NIC's from the
   // ring, and the engine's own sighting lag (up to a pass) is not added to it.
   uint64_t ready = v.doorbell_rung_ns + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0);
-  double cost = pipe_cost_units(p, messages, bytes);
+  double cost = pipe_cost_units(w.rates, messages, bytes);
   // Decided here, not in the call: with the requester's lookup after the CQE and the responder
   // on this NIC (the loopback rigs) the call looks nothing up, and cost ~1,650 cycles of
   // instruction fetch all the same (phase counters, H200, 2026-12-03).

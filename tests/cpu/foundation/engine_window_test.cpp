@@ -1247,14 +1247,14 @@ TEST(EngineWindow, FastCqeNamesTheLoneWindowAndThePasses) {
 TEST(EngineWindow, PipeCostIsTheSlowerStageNotTheSum) {
   const softnic::TimingProfile p = softnic::timing_profile("cx7-ib");
   const double unit_ns = 1.0 / softnic::PIPE_UNITS_PER_NS;
-  EXPECT_NEAR(softnic::pipe_cost_units(p, 32, 32 * 8) * unit_ns, 32 * 1e3 / 260, 1e-6) << "8 B: the message stage";
-  auto payload_gbps = [&](uint64_t size) { return size / (softnic::pipe_cost_units(p, 32, 32 * size) * unit_ns / 32); };
+  EXPECT_NEAR(softnic::pipe_cost_units(softnic::pipe_rates(p), 32, 32 * 8) * unit_ns, 32 * 1e3 / 260, 1e-6) << "8 B: the message stage";
+  auto payload_gbps = [&](uint64_t size) { return size / (softnic::pipe_cost_units(softnic::pipe_rates(p), 32, 32 * size) * unit_ns / 32); };
   EXPECT_GE(payload_gbps(512), 0.9 * 24.8);
   EXPECT_LT(payload_gbps(256), 0.9 * 24.8);
   EXPECT_NEAR(payload_gbps(32768), 24.8, 0.01 * 24.8) << "large writes: the link's payload rate";
   EXPECT_LE(payload_gbps(1u << 20), 24.8);
   softnic::TimingProfile fast = softnic::timing_profile("fast");
-  EXPECT_EQ(softnic::pipe_cost_units(fast, 32, 32 * 512), 0.0) << "fast has neither stage";
+  EXPECT_EQ(softnic::pipe_cost_units(softnic::pipe_rates(fast), 32, 32 * 512), 0.0) << "fast has neither stage";
 }
 
 TEST(EngineWindow, TimingProfileWaitsForTheNicsPipe) {
@@ -1265,8 +1265,10 @@ TEST(EngineWindow, TimingProfileWaitsForTheNicsPipe) {
   op.payload.assign(8, 0x33);
   build(*s, op);
   softnic::Window window{};
-  window.profile.enabled = 1;
-  window.profile.message_rate_mps = 1000;  // 1 ns per message
+  softnic::TimingProfile profile{};
+  profile.enabled = 1;
+  profile.message_rate_mps = 1000;  // 1 ns per message
+  softnic::use_profile(window, profile);
   const uint64_t t0 = dissect::now_ns();
   uint64_t pipe = (t0 + 2'000'000) * softnic::PIPE_UNITS_PER_NS;  // claimed by others for 2 ms
   window.pipe = &pipe;
