@@ -159,6 +159,13 @@ DISSECT_HD inline void retire_lone(QpContext& qp, QpCopy& copy, const ExpressWqe
   }
 }
 
+// Whether the WQE just held is released before the lone window returns, as a window waits in
+// place: a Window that does not hold (w.holds 0), or dates too near for the engine loop to come
+// back to them in time (IN_FLIGHT_HOLD_MIN_NS).
+DISSECT_HD inline bool release_now(const Window& w) {
+  return w.holds == 0 || w.in_flight.cqe_ns < now_ns() + IN_FLIGHT_HOLD_MIN_NS;
+}
+
 // The hold of a new WQE: an earlier one still held (a caller that serves lone windows without
 // serve_window's settle first) is released first, whatever its dates.
 DISSECT_HD inline InFlight& begin_hold(Window& w) {
@@ -192,7 +199,7 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
   if (held_at < f.data_ns) atomicAdd(&engine_phase_cycles[25], static_cast<unsigned long long>(f.data_ns - held_at));
 #endif
   retire_lone(qp, copy, x, wants_cqe);
-  if (w.holds == 0) release_in_flight(w, true);
+  if (release_now(w)) release_in_flight(w, true);
   return x.syndrome;
 }
 
@@ -249,13 +256,6 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
   return x.syndrome;
 }
 
-// The paced instantiation out of line: the engine warp is bound by instruction fetch, and the
-// pacing's calls with the WQE live would otherwise grow the fast path's registers.
-template <Scope Completion>
-DISSECT_HD DISSECT_COLD uint32_t lone_wqe_paced(Window& w, QpCopy& copy, QpContext& qp) {
-  return lone_wqe<Completion, true>(w, copy, qp);
-}
-
 // The lone window of an open QP in RTS with exactly one WQEBB announced (serve_window): lane 0
 // executes it while the other lanes wait at the result's broadcast. Served{0, 0} when it is no
 // lone WQE (nothing happened). A lone window ends the visit (Served::lone): nothing else was
@@ -264,7 +264,7 @@ DISSECT_HD DISSECT_COLD uint32_t lone_wqe_paced(Window& w, QpCopy& copy, QpConte
 template <Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_lone(const Lanes& lanes, Window& w, QpCopy& copy, QpContext& qp) {
   const uint32_t result = lanes.alone([&] {
-    return w.profile.enabled != 0 ? lone_wqe_paced<Completion>(w, copy, qp)
+    return w.profile.enabled != 0 ? lone_wqe<Completion, true>(w, copy, qp)
                                   : lone_wqe<Completion, false>(w, copy, qp);
   });
   if (result == NOT_LONE) return Served{0, 0};
