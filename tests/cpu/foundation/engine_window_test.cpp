@@ -516,7 +516,8 @@ struct Outcome {
 // `profiled`: the windowed engine runs under an enabled timing profile of zero latencies and no
 // rate limit, i.e. through the paced paths (the paced lone window, the staged window's pacing),
 // whose outcome must be that of the fast ones. `held`: as an engine loop runs them, the paced lone
-// WQEs held (in_flight.h) and released by the next visit's settle.
+// WQEs held (in_flight.h) and released by the next visit's settle, under a profile whose latency
+// makes the lone window hold them.
 bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = Mix::any,
                       bool profiled = false, bool held = false) {
   constexpr uint32_t kSq = 64;
@@ -528,6 +529,9 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
   softnic::Window window{};
   window.profile.enabled = profiled ? 1 : 0;
   window.holds = held ? 1 : 0;
+  // Held: dates far enough ahead that the lone window holds its WQE rather than releasing it in
+  // place (IN_FLIGHT_HOLD_MIN_NS); the next visit's settle waits for them.
+  if (held) window.profile.doorbell_to_data_ns = softnic::IN_FLIGHT_HOLD_MIN_NS + 2000;
   std::ostringstream trace;  // the program so far, for the failure message
   for (size_t r = 0; r < program.size(); ++r) {
     const Round& round = program[r];
