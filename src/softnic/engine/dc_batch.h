@@ -313,13 +313,25 @@ DISSECT_HD inline void store_dc_inline(uint8_t* out, uint64_t length, const uint
 #endif
 }
 
-// `length` bytes of the WQE at `start` from its byte `offset` on, as the send ring holds them (a
-// WQE of two WQEBBs may wrap the ring between them).
-DISSECT_HD inline void copy_ring_bytes(const QpContext& v, uint64_t start, uint32_t offset, uint8_t* out,
+// The words holding `length` bytes of the WQE at `start` from its word `first` on, as the send ring
+// holds them (a WQE of two WQEBBs may wrap the ring between them), into `out`: four loads in
+// flight before their stores, since a store through `out` may alias the ring for the compiler
+// and a load after it waits (byte by byte, an 8 B payload was eight round trips).
+DISSECT_HD inline void copy_ring_words(const QpContext& v, uint64_t start, uint32_t first, uint32_t* out,
                                        uint64_t length) {
-  for (uint64_t k = 0; k < length; ++k) {
-    const uint64_t at = offset + k;
-    out[k] = v.sq.wqebb(start + at / mlx5::MLX5_SEND_WQE_BB)[at % mlx5::MLX5_SEND_WQE_BB];
+  constexpr uint32_t WQEBB_WORDS = mlx5::MLX5_SEND_WQE_BB / 4;
+  const uint32_t words = static_cast<uint32_t>((length + 3) / 4);
+  for (uint32_t k = 0; k < words; k += 4) {
+    uint32_t in[4];
+    DISSECT_UNROLL
+    for (uint32_t j = 0; j < 4; ++j) {
+      const uint32_t at = first + k + j;
+      in[j] = k + j < words ? reinterpret_cast<const uint32_t*>(v.sq.wqebb(start + at / WQEBB_WORDS))[at % WQEBB_WORDS] : 0;
+    }
+    DISSECT_UNROLL
+    for (uint32_t j = 0; j < 4; ++j) {
+      if (k + j < words) out[k + j] = in[j];
+    }
   }
 }
 
@@ -421,12 +433,10 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
                               plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
     f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
-    // The inline bytes again from the ring (the slot is not reused before this WQE's CQE), not
+    // The inline words again from the ring (the slot is not reused before this WQE's CQE), not
     // from `word`: kept live across the pacing's calls, or held from them, its registers made the
     // engine loop spill (ptxas, sm_90).
-    if (plan.source == nullptr) {
-      copy_ring_bytes(v, start, 4 * (full ? 21 : 13), reinterpret_cast<uint8_t*>(f.bytes), plan.length);
-    }
+    if (plan.source == nullptr) copy_ring_words(v, start, full ? 21 : 13, f.bytes, plan.length);
     f.lookup = connection_model(w.profile) ? IN_FLIGHT_DC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
     f.local = const_cast<NicTables*>(&local);
     f.copy_destination = &v.dc_destination;
