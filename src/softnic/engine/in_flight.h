@@ -1,5 +1,5 @@
 // A paced lone WQE in flight: fetched, checked and retired by the engine, its payload and its CQE
-// waiting for the dates the timing profile gives them (lone.h, hold_lone / release_in_flight).
+// waiting for the dates the timing profile gives them (lone.h, hold_lone_wqe / release_in_flight).
 //
 // Why: a NIC's pipeline does not stop while a message's latency runs. Waiting for those dates in
 // place (the staged window's way) kept the engine warp in its wait and in the WQE's bookkeeping
@@ -7,7 +7,8 @@
 // engine came late to the next wait (docs/softnic-engine.md, "The paced lone window"). Held, the
 // warp goes back to its passes, watches the doorbells, and releases the payload and the CQE when
 // their dates come (the engine loop: release_due_in_flight each pass, settle_in_flight before any
-// other window of the warp, so that every CQE the warp writes keeps its order).
+// other window of the warp, so that every CQE the warp writes keeps its order). Only a WQE whose CQE
+// date lies IN_FLIGHT_HOLD_MIN_NS ahead is held: nearer, the loop comes back to it late (below).
 #pragma once
 
 #include <cstdint>

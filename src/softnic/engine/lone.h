@@ -15,14 +15,13 @@
 // staged window takes it.
 //
 // Under a timing profile the lone WQE is held (in_flight.h, hold_lone_wqe): read and checked as
-// under `fast`, its dates from pace_payloads as for a window of one (the ring date plus the
-// doorbell's latency, the pipe, the responder's receive processing), retired, and its payload,
-// CQE and requester lookup released by the engine loop when their dates come
-// (release_in_flight), so that the warp watches the doorbells meanwhile instead of waiting in
-// place. Before, the paced lone window waited in place, and under cx7-ib the warp was still in its
-// wait and bookkeeping when the next doorbell came (0.8-1.0 us late on the H200); before that a
-// profile sent it through the staged window, whose own work took 4.6 us, longer than cx7-ib's
-// 3.3 us (docs/softnic-engine.md, "The paced lone window", "The held lone WQE").
+// under `fast`, its dates computed by pace_payloads as for a window of one (the ring date plus the
+// doorbell's latency, the pipe, the responder's receive processing), its CQE number reserved, the
+// WQE retired; its payload, CQE and requester lookup follow at their dates, released in place when
+// the CQE's date is near (release_now: the engine loop would come back to it late), else by the
+// engine loop (release_in_flight), the warp watching the doorbells meanwhile. Before, a profile
+// sent it through the staged window, whose own work took 4.6 us, longer than cx7-ib's 3.3 us it
+// was to overlap (docs/softnic-engine.md, "The paced lone window", "The held lone WQE").
 #pragma once
 
 #include <cstdint>
@@ -175,8 +174,8 @@ DISSECT_HD inline InFlight& begin_hold(Window& w) {
 
 // A paced lone WQE, read and checked (`x`), held (in_flight.h): its dates from pace_payloads as a
 // window of one (a failed WQE moves nothing), its CQE number reserved, the WQE retired now; the
-// payload, the CQE and the requester's lookup wait for release_in_flight. Under a Window that
-// does not hold (w.holds 0) it is released before this returns, as a window waits in place.
+// payload, the CQE and the requester's lookup wait for release_in_flight, before this returns
+// when release_now says so (a Window that does not hold, or dates too near).
 template <Scope Completion>
 DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const ExpressWqe& x) {
   QpContext& v = copy.view;
@@ -205,7 +204,9 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
 
 // Executes the WQE at the consumer of `copy` (open, in RTS, exactly one WQEBB announced) in the
 // calling lane; returns its syndrome (0: it succeeded), or NOT_LONE without a side effect.
-// `Paced`: w.profile is enabled, and the WQE is held for its dates (hold_lone_wqe).
+// `Paced`: w.profile is enabled, and the WQE waits for its dates (hold_lone_wqe). Both
+// instantiations are inlined into the engine loop: out of line, the paced one's call and return
+// cost ~1,500 cycles a WQE (phase counters, H200), and inlined the kernel does not spill.
 //
 // Ordering, one lane: the CQE body and the payload are this lane's plain stores, and
 // publish_cqe's release store of the CQE's last word orders every earlier store of the lane
