@@ -66,7 +66,7 @@ inline constexpr uint64_t IN_FLIGHT_SPIN_NS = 500;
 // lone window releases it in place. From the hold to the loop's next release step the H200's
 // engine warp took 2.5 us (phase 33, cx7-ib, 2026-12-03): the lone window's return, the pass's end
 // and the next pass's watch, code the warp runs once a WQE, so a date within that came late by
-// the difference (cx7-ib put+completion 7.6 us held against 6.7 waiting in place).
+// the difference (cx7-ib put+completion 7.6-7.9 us held against 6.0-6.7 in place, H200).
 inline constexpr uint64_t IN_FLIGHT_HOLD_MIN_NS = 3000;
 
 }  // namespace dissect::softnic
