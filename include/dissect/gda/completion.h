@@ -164,10 +164,14 @@ DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
   }
 }
 
-// Consumes every CQE available now; returns how many. Never waits. On a shared CQ, every
-// member's (poll_shared_cq).
+// Consumes the CQEs available now, stopping once a successful one retires the WQEBBs below
+// `until`; returns how many. Never waits. On a shared CQ, every member's (poll_shared_cq) whatever
+// `until` says. Why it stops: wait_completion's CQE is most often the newest, and looking at the
+// slot after it is one more acquire load, a round trip to a line the NIC has not written, between
+// the CQE and the caller's next post. An error CQE does not stop it: the flushes behind it are
+// consumed with it, as before.
 template <typename Ordering, Sharing S>
-DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
+DISSECT_HD inline uint32_t poll_cq_until(const nic::QpHandle& qp, uint64_t until) {
   if (qp.send_cq.shared != nullptr) return poll_shared_cq<Ordering, S>(qp);
   uint32_t consumed = 0;
   note_poll<Ordering, S>(qp);
@@ -180,7 +184,62 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
     if (!claim_cqe<S>(&qp.state->cq_ci, at.ci)) continue;
     retire_cqe<Ordering, S>(qp, at.cqe, failed, start, retired);
     ++consumed;
+    if (!failed && retired >= until) return consumed;
   }
+}
+
+// Consumes every CQE available now; returns how many. Never waits.
+template <typename Ordering, Sharing S>
+DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
+  return poll_cq_until<Ordering, S>(qp, UINT64_MAX);
+}
+
+// wait_completion for a QP one thread drives (Sharing::exclusive) on a CQ of its own. Nothing but
+// this thread's polls moves cq_ci, cons_idx or the error word, so the wait keeps them in registers
+// and a try is one round trip: the next CQE's last word (acquired) and, beside it, the ctrl segment
+// of the oldest WQE not retired, the one a CQE most often names (every WQE signalled). That read
+// may come before the CQE's acquire: this thread wrote the WQE (program order makes its own store
+// visible to it), the NIC never writes the send queue, and the slot is not reused before this
+// thread retires it. The shared form reloads the words and the consumer before every try; after the
+// acquire of the try before (which empties L1) each is another round trip, and a CQE that arrives
+// meanwhile waits for the next try. It returns at the CQE retiring `index` without looking at the
+// slot after it. An error CQE ends it as before: the flushes available behind it are consumed
+// (poll_cq) and cq_error returned.
+template <typename Ordering>
+DISSECT_HD inline Status wait_own_cq(const nic::QpHandle& qp, uint64_t index, uint64_t timeout_ns) {
+  nic::SendQueueState* state = qp.state;
+  if (state->error != 0) return Status::cq_error;
+  uint64_t completed = state->cons_idx;
+  uint64_t ci = state->cq_ci;
+  BoundedWait wait(timeout_ns);
+  while (completed < index) {
+    note_poll<Ordering, Sharing::exclusive>(qp);
+    const uint32_t oldest_ds = mlx5::ctrl_ds(*reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(completed)));
+    const mlx5::mlx5_cqe64* cqe = &qp.send_cq.cqes[ci & (qp.send_cq.cqe_count - 1)];
+    const CqeTail tail = read_cqe_tail<Ordering>(cqe);
+    if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, qp.send_cq.cqe_count)) {
+      if (wait.expired()) {
+        return report_timeout("completion", WaitOn::qp, qp.qpn, index, completed, wait.waited_ns());
+      }
+      continue;
+    }
+    // The WQE the CQE names lies at most a ring (2^15 WQEBBs) past the oldest not retired.
+    const uint64_t start = completed + static_cast<uint16_t>(tail.wqe_counter - static_cast<uint16_t>(completed));
+    uint32_t ds = oldest_ds;
+    if (start != completed) ds = mlx5::ctrl_ds(*reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start)));
+    const uint64_t retired = start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+    const bool failed = is_error_cqe(tail);
+    state->cq_ci = ++ci;
+    if (failed) {
+      retire_cqe<Ordering, Sharing::exclusive>(qp, cqe, failed, start, retired);
+      poll_cq<Ordering, Sharing::exclusive>(qp);
+      return Status::cq_error;
+    }
+    // retire_cqe's exclusive branch, with cons_idx from the register rather than reloaded.
+    note_retired<Ordering, Sharing::exclusive>(qp, retired > completed ? completed : retired, retired);
+    if (retired > completed) state->cons_idx = completed = retired;
+  }
+  return Status::ok;
 }
 
 // Waits until every WQEBB below `index` is retired. Returns cq_error as soon as the QP reports an
@@ -188,12 +247,15 @@ DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index,
                                          uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
+  if constexpr (S == Sharing::exclusive) {
+    if (qp.send_cq.shared == nullptr) return wait_own_cq<Ordering>(qp, index, timeout_ns);
+  }
   BoundedWait wait(timeout_ns);
   for (;;) {
     // Error first: an error CQE also advances cons_idx, and the WQEs it retired did not execute.
     if (counter_load<S>(&qp.state->error) != 0) return Status::cq_error;
     if (counter_load<S>(&qp.state->cons_idx) >= index) return Status::ok;
-    if (poll_cq<Ordering, S>(qp) != 0) continue;
+    if (poll_cq_until<Ordering, S>(qp, index) != 0) continue;
     if constexpr (S == Sharing::shared) {
       if (counter_load<S>(&qp.state->ready_head) > counter_load<S>(&qp.state->prod_idx)) {
         if (ring<Ordering, S>(qp) != Status::ok) return Status::timeout;
