@@ -66,7 +66,13 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
   // A DCI's WRITEs (dc_batch.h): the DC lone window under `fast`, else a DC batch, one modelled
   // wait for up to 32.
-  if (copy.view.transport == QP_TRANSPORT_DCI) return serve_dci<Completion>(lanes, w, qp, local);
+  if (copy.view.transport == QP_TRANSPORT_DCI) {
+    if (w.available <= 2) {
+      const Served lone = serve_dc_lone<Completion>(lanes, w, copy, qp, local);
+      if (lone.executed != 0) return lone;
+    }
+    return serve_dc_batch_out_of_line<Completion>(lanes, w, qp, local);
+  }
   if (w.available == 1) {
     DISSECT_PHASE(27);
     const Served lone = serve_lone<Completion>(lanes, w, copy, qp);
