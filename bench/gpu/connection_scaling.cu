@@ -183,7 +183,7 @@ std::unique_ptr<Rig> make_rig(const Config& c, const std::string& direction, uin
   for (uint32_t i = 0; i <= far; ++i) {
     softnic::SoftNicOptions o = softnic::gpu_engine_options();
     o.device = c.device;
-    // A window waits doorbell_to_data + data_to_cqe (3.3 us on cx7-ib) in its warp, so a NIC
+    // A window waits its modelled latency (2.7 us on cx7-ib: cqe_release_ns) in its warp, so a NIC
     // sending at the full rate needs A's engine size: A, and the senders of receive mode.
     o.engine_ctas = i == 0 || direction == "receive" ? c.engine_ctas : c.peer_engine_ctas;
     o.engine_warps_per_cta = c.engine_warps;
@@ -425,12 +425,13 @@ struct DcPrediction {
 // The engine: the softnic executes a DCI's writes in DC batches (src/softnic/engine/dc_batch.h), up
 // to DC_ENGINE_BATCH announced WQEs, one modelled wait per batch in the DCI's engine warp, as an RC
 // window waits: doorbell_to_data_ns from the doorbell the batch's visit saw, the batch's connects
-// (one a visit: the burst stays on one DCT), then data_to_cqe_ns. Each of this rig's batches is a
+// (one a visit: the burst stays on one DCT), then data_to_cqe_ns less the engine's own CQE hop
+// (cqe_release_ns: cqe_transit_ns). Each of this rig's batches is a
 // doorbell the submitter rang after the previous batch's CQE freed its ring, so each waits the
 // whole doorbell-to-CQE: a warp moves `visit` writes per ceil(visit / batch) x (doorbell_to_data +
-// data_to_cqe) + dc_connect_ns, and DCIs beyond A's engine warps share warps (DCI i on warp i %
-// warps). The engine's own instructions and memory round trips are not in the bound, which is
-// why it is a ceiling.
+// data_to_cqe - cqe_transit, at least doorbell_to_data) + dc_connect_ns, and DCIs beyond A's
+// engine warps share warps (DCI i on warp i % warps). The engine's own instructions and memory
+// round trips are not in the bound, which is why it is a ceiling.
 DcPrediction model_rate_dc(const softnic::TimingProfile& p, uint32_t connections, uint32_t dcis,
                            uint32_t visit, const Config& c) {
   DcPrediction out;
@@ -448,7 +449,7 @@ DcPrediction model_rate_dc(const softnic::TimingProfile& p, uint32_t connections
   const double per_message = std::max(sent, received / far);
   if (per_message > 0) out.pipes = 1e3 / per_message;
   const double batches = std::ceil(b / std::min<double>(b, DC_ENGINE_BATCH));
-  const double visit_ns = batches * (double(p.doorbell_to_data_ns) + p.data_to_cqe_ns) + p.dc_connect_ns;
+  const double visit_ns = batches * double(softnic::cqe_release_ns(p, p.doorbell_to_data_ns)) + p.dc_connect_ns;
   if (visit_ns > 0) {
     out.engine = std::min<double>(dcis, double(c.engine_ctas) * c.engine_warps) * b * 1e3 / visit_ns;
   }

@@ -36,6 +36,15 @@ TimingProfile named(const char* name) {
 //    taken as where simultaneous traffic has lost 10 % (misses on 11 % of windows: 1,350 contexts
 //    fill a direct-mapped cache of 1,350 / 0.111 = 12,160 to that point).
 //
+// cqe_transit_ns 770: the paper's 3.30 us ends at the CQE seen by a GPU poller, so a CQE the
+// engine released at the ring date + 3.30 us would be seen its own CQE hop later (`stamp to CQE
+// seen`, nic-ceiling --nic-profile fast: 0.77 us on the H200, 0.83 on the H100; the smaller taken,
+// so no CQE is seen before its modelled date). It exceeds data_to_cqe_ns, so the CQE is released
+// with the payload's date and seen ~0.2 us after the modelled 3.30 us (cqe_release_ns never goes
+// below the payload's date). Kept at 0 while the engine reached the CQE's date late (stops 35-36:
+// it then left when the engine got there); since the own-CQ wait and the DC lone window inlined
+// (2026-12-06) the RC lone window stamps in time.
+//
 // dc_connect_ns 450 is FITTED, not predicted: the paper's §4.3.3 states DC at "0.45 us above RC
 // through completion in mini-gda" (one destination, one put outstanding). Under the model's rule
 // (engine/dc_timing.h) every such put finds its DCI idle, so it pays one connect, and the whole
@@ -55,6 +64,7 @@ TimingProfile cx7_ib() {
   p.receive_context_miss_ns = 198;
   p.receive_message_rate_mps = 440;
   p.dc_connect_ns = 450;
+  p.cqe_transit_ns = 770;
   return p;
 }
 

@@ -429,7 +429,10 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     hold_cqe(f, v, wants_cqe, outcome, Completion == Scope::system);
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
     // connect rule changed, as a DC batch's pacing leaves it (the destination: at the release).
-    f.data_ns = pace_dc_write(const_cast<NicTables&>(local), w.rates, v, start, wqebbs, *r.nic, *r.dct,
+    // The target from the AV (passed its checks: the DCT's number is the AV's), as a batch's tags.
+    const DcPaceTarget target{r.nic, r.dct, address.dctn,
+                              dc_connection_tag(static_cast<uint32_t>(address.rlid) - 1u, address.dctn)};
+    f.data_ns = pace_dc_write(w.profile, w.rates, const_cast<NicTables&>(local), v, start, wqebbs, target,
                               plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
     f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);

@@ -40,41 +40,58 @@ DISSECT_HD inline uint64_t dc_data_ready_ns(const TimingProfile& p, uint64_t run
          uint64_t{connects} * p.dc_connect_ns;
 }
 
-// The modelled doorbell-to-CQE of one WQE on an idle NIC (no pipe wait): RC's (`connects` 0) or
-// a DC put's (1 for a put that finds its DCI idle, as gpu-latency's does). Used by the tests and
-// the experiments' arithmetic; the engines wait for exactly these times.
+// The modelled doorbell-to-CQE of one WQE on an idle NIC (no pipe wait), to the CQE seen, as the
+// paper states it: RC's (`connects` 0) or a DC put's (1 for a put that finds its DCI idle, as
+// gpu-latency's does). Used by the tests and the experiments' arithmetic.
 DISSECT_HD inline uint64_t modelled_doorbell_to_cqe_ns(const TimingProfile& p, bool pointer, uint32_t connects) {
   return dc_data_ready_ns(p, 0, pointer, connects) + p.data_to_cqe_ns;
 }
+
+// When the engines release that CQE, after the ring date: the same less the engine's own CQE hop
+// (cqe_transit_ns), never before the payload's date (cqe_release_ns). The engines wait for exactly
+// this time; its CQE is stamped no earlier.
+DISSECT_HD inline uint64_t modelled_cqe_release_ns(const TimingProfile& p, bool pointer, uint32_t connects) {
+  return cqe_release_ns(p, dc_data_ready_ns(p, 0, pointer, connects));
+}
+
+// The DC target a DC WRITE paces against: its NIC and DCT (resolved by the WQE's checks), and the
+// DCT's number and the DCI's connection tag for it (dc_connection_tag), which the caller has from
+// the WQE's address vector (the LID is the target NIC's id + 1: lid_of_nic; a WQE whose checks
+// passed names the DCT's number), so pacing reads neither from table memory.
+struct DcPaceTarget {
+  NicTables* nic;
+  DctContext* dct;
+  uint32_t dctn;
+  uint32_t tag;
+};
 
 // Claims the pipe(s) and applies the connect rule; returns when the payload may move (ns): the
 // doorbell's latency (doorbell_to_data_ns, + payload_read_ns for a pointer payload, +
 // dc_connect_ns for a connect) or the pipe's slot, the later, which the caller waits for
 // (execute_dc_write) or holds the WQE until (the DC lone window, dc_batch.h). The CQE follows
-// data_to_cqe_ns after it. Out of line: DC WQEs are the engine's cold path.
+// data_to_cqe_ns after it. `p` and `rates`: `local`'s profile and pipe_rates(p), from wherever the
+// caller keeps them (a Window holds both in shared memory).
+// Inline: out of line, its call and return, and its two loads of the target (the DCT's number and
+// its NIC's id, now in `target`), cost a DC lone window ~1 us beside RC's inlined pacing (H200).
 // `connections` false (a DC lone window): the DCI's context lookup is left to
 // dc_charge_send_lookup after the CQE; the pipes and the target's receive side are claimed here.
-// `rates`: pipe_rates(local.profile) (a Window holds them).
-DISSECT_HD inline DISSECT_COLD uint64_t pace_dc_write(NicTables& local, PipeRates rates, QpContext& qp,
-                                                      uint64_t start, uint32_t wqebbs, NicTables& target,
-                                                      DctContext& dct, bool pointer, uint64_t bytes,
-                                                      bool connections = true) {
+DISSECT_HD inline uint64_t pace_dc_write(const TimingProfile& p, const PipeRates& rates, NicTables& local,
+                                         QpContext& qp, uint64_t start, uint32_t wqebbs,
+                                         const DcPaceTarget& target, bool pointer, uint64_t bytes,
+                                         bool connections = true) {
   DISSECT_PHASE_START;
-  const TimingProfile& p = local.profile;
-  const uint32_t dctn = dct.dctn;
-  const uint32_t tag = dc_connection_tag(target.nic_id, dctn);
-  const bool connect = qp.dc_connected != tag;
-  qp.dc_connected = start + wqebbs < qp.sq_target ? tag : 0;  // idle after this WQE: disconnected
+  const bool connect = qp.dc_connected != target.tag;
+  qp.dc_connected = start + wqebbs < qp.sq_target ? target.tag : 0;  // idle after this WQE: disconnected
   // Counted at the DCT, which DCIs of several engine warps or threads may connect to at once.
-  if (connect) add_relaxed<Scope::system>(&dct.connects, 1u);  // a reduction: nothing waits for it
+  if (connect) add_relaxed<Scope::system>(&target.dct->connects, 1u);  // a reduction: nothing waits for it
   uint64_t ready = dc_data_ready_ns(p, qp.doorbell_rung_ns, pointer, connect ? 1 : 0);
   DISSECT_PHASE(17);
   uint64_t slot = 0;
-  // A lone window's lookup after its CQE with the target on this NIC leaves the call only the
-  // pipe's claim: made here, since the out-of-line call cost ~2,200 cycles for it (instruction
-  // fetch; phase counters, H200, 2026-12-03).
-  if (connection_model(p) && (connections || &target != &local)) {
-    slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, target, dctn, bytes, connections);
+  // A lone window's lookup after its CQE with the target on this NIC leaves only the pipe's
+  // claim: made here, since the out-of-line call cost ~2,200 cycles for it (instruction fetch;
+  // phase counters, H200, 2026-12-03).
+  if (connection_model(p) && (connections || target.nic != &local)) {
+    slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, *target.nic, target.dctn, bytes, connections);
   } else {
     const double units = pipe_ns(rates, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
     if (units > 0) slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));

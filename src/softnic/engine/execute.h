@@ -852,8 +852,9 @@ DISSECT_HD inline uint8_t execute_dc_write(QpContext& qp, const NicTables& local
   if (paced) {
     // The profile's latency, the DC connect and the pipe claims (dc_timing.h); `local` is this
     // engine's own table, written only through the counters and the pipe (atomics).
-    data_ready = pace_dc_write(const_cast<NicTables&>(local), pipe_rates(local.profile), qp, start,
-                               mlx5::wqebbs_for_ds(ds), *nic, *dct, plan.source != nullptr, plan.length);
+    const DcPaceTarget target{nic, dct, dct->dctn, dc_connection_tag(nic->nic_id, dct->dctn)};
+    data_ready = pace_dc_write(local.profile, pipe_rates(local.profile), const_cast<NicTables&>(local), qp,
+                               start, mlx5::wqebbs_for_ds(ds), target, plan.source != nullptr, plan.length);
     wait_until(data_ready);
   }
   perform_gather_write(qp, start, ds, plan, segments);

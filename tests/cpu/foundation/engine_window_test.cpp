@@ -1310,7 +1310,7 @@ TEST(TimingProfile, NamesAndFiles) {
 }
 
 // cqe_transit_ns (profile.h): the engine's own CQE hop taken out of data_to_cqe_ns, never below
-// the payload's date; a file sets it, the built-in profiles do not.
+// the payload's date; a file sets it, and cx7-ib (the engine's hop on the H200), not fast.
 TEST(TimingProfile, CqeTransitComesOutOfDataToCqe) {
   softnic::TimingProfile p{};
   p.enabled = 1;
@@ -1320,7 +1320,8 @@ TEST(TimingProfile, CqeTransitComesOutOfDataToCqe) {
   EXPECT_EQ(softnic::cqe_release_ns(p, 1000), 1175u);
   p.cqe_transit_ns = 800;
   EXPECT_EQ(softnic::cqe_release_ns(p, 1000), 1000u) << "never before the payload may move";
-  EXPECT_EQ(softnic::timing_profile("cx7-ib").cqe_transit_ns, 0u);
+  EXPECT_EQ(softnic::timing_profile("cx7-ib").cqe_transit_ns, 770u);
+  EXPECT_EQ(softnic::timing_profile("fast").cqe_transit_ns, 0u);
   const std::string path = ::testing::TempDir() + "/dissect_profile_transit.txt";
   {
     std::FILE* f = std::fopen(path.c_str(), "w");

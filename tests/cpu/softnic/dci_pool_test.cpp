@@ -238,12 +238,15 @@ TEST(DcTiming, AnIdleDcPutIsRcPlusOneConnectUnderCx7Ib) {
   }
   EXPECT_EQ(sn::modelled_doorbell_to_cqe_ns(p, false, 0), 3300u);  // 2,725 + 575: Table 3's 3.30 us
   EXPECT_EQ(sn::modelled_doorbell_to_cqe_ns(p, false, 1), 3750u);
+  // Released with the payload's date: cx7-ib's CQE hop (770 ns) exceeds data_to_cqe_ns (575).
+  EXPECT_EQ(sn::modelled_cqe_release_ns(p, false, 0), 2725u);
+  EXPECT_EQ(sn::modelled_cqe_release_ns(p, false, 1), 3175u);
   // Connects of one batch follow one another (a DCI holds one DCT at a time).
   EXPECT_EQ(sn::dc_data_ready_ns(p, 1000, false, 3), 1000u + p.doorbell_to_data_ns + 3 * p.dc_connect_ns);
 }
 
 // One DC put under cx7-ib on the host engine: its CQE is stamped no earlier than the model allows
-// from before the doorbell (doorbell seen + the modelled doorbell-to-CQE with its one connect).
+// from before the doorbell (doorbell seen + the modelled release of its CQE, with its one connect).
 TEST(DcBatch, AnIdlePutsCqeIsNeverEarlierThanTheModel) {
   PoolRig rig(1, sn::timing_profile("cx7-ib"));
   const sn::TimingProfile p = sn::timing_profile("cx7-ib");
@@ -256,7 +259,7 @@ TEST(DcBatch, AnIdlePutsCqeIsNeverEarlierThanTheModel) {
     ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(rig.handles[0], end)), gda::Status::ok);
     const auto& cq = rig.handles[0].send_cq;
     const uint64_t stamp = cq.cqes[i & (cq.cqe_count - 1)].timestamp.value();
-    EXPECT_GE(stamp, before + sn::modelled_doorbell_to_cqe_ns(p, false, 1)) << "put " << i;
+    EXPECT_GE(stamp, before + sn::modelled_cqe_release_ns(p, false, 1)) << "put " << i;
     EXPECT_EQ(rig.word(0, i), uint64_t{i} + 7);
     EXPECT_EQ(rig.connects(0), i + 1) << "every put of an idle DCI connects";
   }
