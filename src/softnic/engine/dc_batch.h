@@ -480,7 +480,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     copy.last_rkey = rkey;
     if (lkey != 0) copy.last_lkey = lkey;
   }
-  if (held && release_now(w)) release_held(w, true);
+  if (held && release_now(w)) release_in_flight(w, true);
   DISSECT_PHASE(14);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   atomicAdd(&engine_phase_cycles[15], 1ull);

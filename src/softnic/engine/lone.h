@@ -88,9 +88,8 @@ DISSECT_HD inline void store_held_payload(const InFlight& f) {
 // The held WQE's steps (in_flight.h) whose dates have come or come within IN_FLIGHT_SPIN_NS,
 // spinning to each date; every step with `settle`. The payload, then the CQE's release, which
 // orders the payload's stores before it (one lane: publish_cqe's release covers its own earlier
-// stores), then the requester's lookup. One lane (or one host thread). Inline where a WQE is
-// released in place (hold_lone_wqe, dc_lone_wqe: release_now); release_in_flight elsewhere.
-DISSECT_HD inline void release_held(Window& w, bool settle) {
+// stores), then the requester's lookup. One lane (or one host thread).
+DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) {
   InFlight& f = w.in_flight;
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   if (!settle && f.held_ns != 0) {  // 33: from the hold to the loop's first release step
@@ -130,13 +129,6 @@ DISSECT_HD inline void release_held(Window& w, bool settle) {
   }
   f.stage = IN_FLIGHT_NONE;
 }
-
-// release_held out of line: the engine loop's step and a settle, code the warp runs apart from the
-// lone window. The release in place is inlined instead: out of line, its call and return were on
-// the path from the CQE's date to its stamp, and under cx7-ib the stamp came ~0.6 us after the date
-// (nic-ceiling: ring date -> stamp 3.33 us against the 2.725 us the profile gives since
-// cqe_transit_ns; H100, 2026-12-06).
-DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) { release_held(w, settle); }
 
 // Releases a held WQE whatever its dates: before any other window of the warp (serve_window), so
 // that its CQE precedes theirs, and when the engine stops.
@@ -206,7 +198,7 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
   if (held_at < f.data_ns) atomicAdd(&engine_phase_cycles[25], static_cast<unsigned long long>(f.data_ns - held_at));
 #endif
   retire_lone(qp, copy, x, wants_cqe);
-  if (release_now(w)) release_held(w, true);
+  if (release_now(w)) release_in_flight(w, true);
   return x.syndrome;
 }
 
