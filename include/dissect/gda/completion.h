@@ -164,14 +164,13 @@ DISSECT_HD inline uint32_t poll_shared_cq(const nic::QpHandle& qp) {
   }
 }
 
-// Consumes the CQEs available now, stopping once a successful one retires the WQEBBs below
-// `until`; returns how many. Never waits. On a shared CQ, every member's (poll_shared_cq) whatever
-// `until` says. Why it stops: wait_completion's CQE is most often the newest, and looking at the
-// slot after it is one more acquire load, a round trip to a line the NIC has not written, between
-// the CQE and the caller's next post. An error CQE does not stop it: the flushes behind it are
-// consumed with it, as before.
+// Consumes every CQE available now; returns how many. Never waits. On a shared CQ, every
+// member's (poll_shared_cq). A waiter of a shared QP drains them all, not only up to its own
+// index: the other waiters' indexes are retired with it, and fewer of them poll (and take the
+// post lock to ring, wait_completion). Stopping at its own index instead (stop 37) was followed
+// twice by Table 5's (†) row timing out on the post lock, 32 waiters in one warp.
 template <typename Ordering, Sharing S>
-DISSECT_HD inline uint32_t poll_cq_until(const nic::QpHandle& qp, uint64_t until) {
+DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
   if (qp.send_cq.shared != nullptr) return poll_shared_cq<Ordering, S>(qp);
   uint32_t consumed = 0;
   note_poll<Ordering, S>(qp);
@@ -184,14 +183,7 @@ DISSECT_HD inline uint32_t poll_cq_until(const nic::QpHandle& qp, uint64_t until
     if (!claim_cqe<S>(&qp.state->cq_ci, at.ci)) continue;
     retire_cqe<Ordering, S>(qp, at.cqe, failed, start, retired);
     ++consumed;
-    if (!failed && retired >= until) return consumed;
   }
-}
-
-// Consumes every CQE available now; returns how many. Never waits.
-template <typename Ordering, Sharing S>
-DISSECT_HD inline uint32_t poll_cq(const nic::QpHandle& qp) {
-  return poll_cq_until<Ordering, S>(qp, UINT64_MAX);
 }
 
 // wait_completion for a QP one thread drives (Sharing::exclusive) on a CQ of its own. Nothing but
@@ -255,7 +247,7 @@ DISSECT_HD inline Status wait_completion(const nic::QpHandle& qp, uint64_t index
     // Error first: an error CQE also advances cons_idx, and the WQEs it retired did not execute.
     if (counter_load<S>(&qp.state->error) != 0) return Status::cq_error;
     if (counter_load<S>(&qp.state->cons_idx) >= index) return Status::ok;
-    if (poll_cq_until<Ordering, S>(qp, index) != 0) continue;
+    if (poll_cq<Ordering, S>(qp) != 0) continue;
     if constexpr (S == Sharing::shared) {
       if (counter_load<S>(&qp.state->ready_head) > counter_load<S>(&qp.state->prod_idx)) {
         if (ring<Ordering, S>(qp) != Status::ok) return Status::timeout;
