@@ -1,0 +1,60 @@
+# Helpers for an A/B call on a lent GPU machine, sourced by the call's script: the call's time
+# budget, trees built side by side from `git archive` tarballs or the working tree, runs that skip
+# themselves when the budget is short, and one tarball back. The trees of one call are measured
+# interleaved on the same machine, so their figures compare; figures of two calls do not.
+#
+#   source scripts/device_ab.sh
+#   ab_start 560 c1                        # budget (s) and $OUT/c1 as $R
+#   ab_tree a .ab/a.tgz 6 & ab_tree h HEAD 10 & wait   # /tmp/a-build/dissect, /tmp/h-build/dissect
+#   for t in a h; do ab_run $t gl_fast gpu-latency --quick --runs 3; done
+#   ab_grep a gl_fast "put\+completion us"
+#   ab_pack                                # $OUT/c1.tgz, the one file that comes back
+#
+# A tree's build has no tests (DISSECT_BUILD_TESTS=OFF); the GPU tier and compute-sanitizer need
+# scripts/device_run.sh (STAGES="tests"), which builds the working tree into /tmp/dissect-build-gpu.
+# Carry .deps (scripts/carry_deps.sh) and the tarballs' folder.
+
+AB_START=0
+AB_LIMIT=0
+
+# The call's budget in seconds from now, and its results folder $OUT/NAME (as R).
+ab_start() {
+  AB_START=$(date +%s)
+  AB_LIMIT=$1
+  R=$OUT/$2
+  mkdir -p "$R"
+  cp -r .deps/usr/. /usr/ 2>/dev/null
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
+}
+ab_left() { echo $((AB_LIMIT - ($(date +%s) - AB_START))); }
+ab_el() { echo "[$(($(date +%s) - AB_START)) s]"; }
+# True when at least $1 seconds are left; otherwise says that `$2` was skipped.
+ab_room() { (($(ab_left) >= $1)) || { echo "=== skipped $2: $(ab_left) s left"; return 1; }; }
+
+# Builds `dissect` of tree NAME from a tarball (`git archive --format=tar.gz`) or from HEAD of the
+# working tree, with JOBS compile jobs, into /tmp/NAME-build; its log is $R/NAME_build.log.
+ab_tree() {
+  local name=$1 source=$2 jobs=${3:-8} dir=/tmp/$1
+  mkdir -p "$dir"
+  if [[ $source == HEAD ]]; then git archive HEAD | tar -x -C "$dir"; else tar -xzf "$source" -C "$dir"; fi
+  cp -r .deps "$dir"/
+  { cmake -S "$dir" -B "$dir-build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDISSECT_WITH_CUDA=ON \
+      -DDISSECT_CUDA_ARCHS=90 -DDISSECT_WITH_MLX5=OFF -DDISSECT_WITH_MPI=OFF -DDISSECT_BUILD_TESTS=OFF \
+      ${AB_CMAKE_FLAGS:-} && cmake --build "$dir-build" -j "$jobs" --target dissect; } > "$R/${name}_build.log" 2>&1
+  echo "$name build rc=$? $(ab_el)" | tee -a "$R/${name}_build.log"
+}
+
+# Runs `dissect ARGS` of tree NAME into $R/NAME_RUN.{json,txt}, within AB_TIMEOUT seconds (20).
+ab_run() {
+  local tree=$1 run=$2
+  shift 2
+  ab_room $((${AB_TIMEOUT:-20} + 5)) "$tree $run" || return 1
+  timeout "${AB_TIMEOUT:-20}" "/tmp/$tree-build/dissect" "$@" --output "$R/${tree}_$run.json" > "$R/${tree}_$run.txt" 2>&1
+  echo "--- $tree $run rc=$? $(ab_el)"
+}
+
+# The lines of run RUN of tree NAME whose text matches PATTERN, metric and p50 only.
+ab_grep() { grep -E "$3" "$R/${1}_$2.txt" | grep -v "^experiment" | awk '{$NF=""; $(NF-1)=""; $(NF-2)=""; print "   ", $0}'; }
+
+# $R into $OUT/NAME.tgz (the device tool brings back at most eight files).
+ab_pack() { (cd "$OUT" && tar czf "$(basename "$R").tgz" "$(basename "$R")" && rm -rf "$(basename "$R")"); }
