@@ -41,9 +41,10 @@ TimingProfile named(const char* name) {
 // seen`, nic-ceiling --nic-profile fast: 0.77 us on the H200, 0.83 on the H100; the smaller taken,
 // so no CQE is seen before its modelled date). It exceeds data_to_cqe_ns, so the CQE is released
 // with the payload's date and seen ~0.2 us after the modelled 3.30 us (cqe_release_ns never goes
-// below the payload's date). Kept at 0 while the engine reached the CQE's date late (stops 35-36:
-// it then left when the engine got there); since the own-CQ wait and the DC lone window inlined
-// (2026-12-06) the RC lone window stamps in time.
+// below the payload's date). Set so that the model stops counting the hop twice; while the engine
+// reaches the CQE's date late, the CQE leaves when the engine gets there and this field changes
+// nothing measured: on the H100 (2026-12-06) a lone RC WQE's CQE is still published ~0.6 us after
+// its date (the held WQE's release, docs/softnic-engine.md), so cx7-ib's latencies carry that.
 //
 // dc_connect_ns 450 is FITTED, not predicted: the paper's §4.3.3 states DC at "0.45 us above RC
 // through completion in mini-gda" (one destination, one put outstanding). Under the model's rule
