@@ -49,14 +49,21 @@ DISSECT_HD inline void record_cq_error(const nic::QpHandle& qp, const mlx5::mlx5
   }
 }
 
+// The ds of the WQE starting at WQEBB `index` of `qp`'s send queue (its ctrl segment), and the
+// WQEBB after a WQE of that ds starting at `start` (a zero ds counts one WQEBB).
+DISSECT_HD inline uint32_t wqe_ds_at(const nic::QpHandle& qp, uint64_t index) {
+  return mlx5::ctrl_ds(*reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(index)));
+}
+DISSECT_HD inline uint64_t wqe_end(uint64_t start, uint32_t ds) {
+  return start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+}
+
 // The WQEBB index a CQE of `qp` retires up to: the CQE's WQE start (its 16-bit wqe_counter widened
 // against prod_idx) plus that WQE's size, from its control segment.
 template <Sharing S>
 DISSECT_HD inline uint64_t retired_by(const nic::QpHandle& qp, const CqeTail& tail, uint64_t* start) {
   *start = mlx5::widen_index16(tail.wqe_counter, counter_load<S>(&qp.state->prod_idx));
-  const auto* ctrl = reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(*start));
-  const uint32_t ds = mlx5::ctrl_ds(*ctrl);
-  return *start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+  return wqe_end(*start, wqe_ds_at(qp, *start));
 }
 
 // The member of a shared CQ that QPN `qpn` names (handles.h: SharedCqState), or null when none
@@ -109,15 +116,23 @@ DISSECT_HD inline bool is_error_cqe(const CqeTail& tail) {
 // first error kept, cons_idx raised (a plain update for the one poller, an atomic max for several)
 // and telemetry told the range. Every CQE is counted once as drained, through note_retired,
 // whether or not it retires anything new (an error CQE too: note_error counts only the error).
+// The one poller's retirement up to `retired`, cons_idx being `completed` (which only it moves);
+// returns the new cons_idx.
+template <typename Ordering>
+DISSECT_HD inline uint64_t retire_exclusive(const nic::QpHandle& qp, uint64_t completed, uint64_t retired) {
+  note_retired<Ordering, Sharing::exclusive>(qp, retired > completed ? completed : retired, retired);
+  if (retired <= completed) return completed;
+  qp.state->cons_idx = retired;
+  return retired;
+}
+
 template <typename Ordering, Sharing S>
 DISSECT_HD inline void retire_cqe(const nic::QpHandle& qp, const mlx5::mlx5_cqe64* cqe,
                                   bool failed, uint64_t start, uint64_t retired) {
   if (failed) record_cq_error(qp, cqe, start), note_error<Ordering, S>(qp);
   nic::SendQueueState* state = qp.state;
   if constexpr (S == Sharing::exclusive) {
-    const uint64_t from = retired > state->cons_idx ? state->cons_idx : retired;
-    note_retired<Ordering, S>(qp, from, retired);
-    if (retired > state->cons_idx) state->cons_idx = retired;
+    retire_exclusive<Ordering>(qp, state->cons_idx, retired);
   } else {
     const uint64_t previous = fetch_max<Scope::gpu>(&state->cons_idx, retired);
     note_retired<Ordering, S>(qp, retired > previous ? previous : retired, retired);
@@ -206,7 +221,7 @@ DISSECT_HD inline Status wait_own_cq(const nic::QpHandle& qp, uint64_t index, ui
   BoundedWait wait(timeout_ns);
   while (completed < index) {
     note_poll<Ordering, Sharing::exclusive>(qp);
-    const uint32_t oldest_ds = mlx5::ctrl_ds(*reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(completed)));
+    const uint32_t oldest_ds = wqe_ds_at(qp, completed);
     const mlx5::mlx5_cqe64* cqe = &qp.send_cq.cqes[ci & (qp.send_cq.cqe_count - 1)];
     const CqeTail tail = read_cqe_tail<Ordering>(cqe);
     if (!mlx5::cqe_is_sw_owned(tail.op_own, ci, qp.send_cq.cqe_count)) {
@@ -217,9 +232,7 @@ DISSECT_HD inline Status wait_own_cq(const nic::QpHandle& qp, uint64_t index, ui
     }
     // The WQE the CQE names lies at most a ring (2^15 WQEBBs) past the oldest not retired.
     const uint64_t start = completed + static_cast<uint16_t>(tail.wqe_counter - static_cast<uint16_t>(completed));
-    uint32_t ds = oldest_ds;
-    if (start != completed) ds = mlx5::ctrl_ds(*reinterpret_cast<const mlx5::mlx5_wqe_ctrl_seg*>(qp.sq.wqebb(start)));
-    const uint64_t retired = start + (ds ? mlx5::wqebbs_for_ds(ds) : 1);
+    const uint64_t retired = wqe_end(start, start == completed ? oldest_ds : wqe_ds_at(qp, start));
     const bool failed = is_error_cqe(tail);
     state->cq_ci = ++ci;
     if (failed) {
@@ -227,9 +240,7 @@ DISSECT_HD inline Status wait_own_cq(const nic::QpHandle& qp, uint64_t index, ui
       poll_cq<Ordering, Sharing::exclusive>(qp);
       return Status::cq_error;
     }
-    // retire_cqe's exclusive branch, with cons_idx from the register rather than reloaded.
-    note_retired<Ordering, Sharing::exclusive>(qp, retired > completed ? completed : retired, retired);
-    if (retired > completed) state->cons_idx = completed = retired;
+    completed = retire_exclusive<Ordering>(qp, completed, retired);  // cons_idx from the register
   }
   return Status::ok;
 }
