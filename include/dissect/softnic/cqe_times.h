@@ -56,6 +56,18 @@ DISSECT_HD inline void set_cqe_times(mlx5::mlx5_cqe64* cqe, uint64_t stamp, uint
   cqe->reserved4[8] = path;
 }
 
+// Stamps a CQE whose body is already in its slot (a held WQE's, engine/lone.h): the timestamp and
+// the two dates the extension gives relative to it, written over what the body held; the path
+// byte stays. Three stores before the CQE's release, where building the CQE took ~940 cycles.
+DISSECT_HD inline void stamp_cqe(mlx5::mlx5_cqe64* entry, uint64_t stamp, uint64_t rung, uint64_t seen) {
+  entry->timestamp = mlx5::be64::from_host(stamp);
+  const uint32_t a = mlx5::be32::from_host(cqe_time_before(stamp, rung)).raw;
+  const uint32_t b = mlx5::be32::from_host(cqe_time_before(stamp, seen)).raw;
+  uint32_t* times = reinterpret_cast<uint32_t*>(&entry->reserved4[0]);  // bytes 4..11: 4 B aligned
+  times[0] = a;
+  times[1] = b;
+}
+
 DISSECT_HD inline CqeTimes cqe_times(const mlx5::mlx5_cqe64& cqe) {
   mlx5::be32 a, b;
   __builtin_memcpy(&a, &cqe.reserved4[0], 4);

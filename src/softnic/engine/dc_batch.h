@@ -447,6 +447,9 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     f.target = r.nic;
     f.dctn = address.dctn;
     f.stage = IN_FLIGHT_PAYLOAD;
+    // In place (release_now) before the retirement and the DCT's counters: relaxed adds, which the
+    // CQE's release would otherwise wait for.
+    if (release_now(w)) release_in_flight(w, true);
   } else if (wants_cqe) {
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     mlx5_cqe64 cqe;
@@ -480,7 +483,6 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     copy.last_rkey = rkey;
     if (lkey != 0) copy.last_lkey = lkey;
   }
-  if (held && release_now(w)) release_in_flight(w, true);
   DISSECT_PHASE(14);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   atomicAdd(&engine_phase_cycles[15], 1ull);

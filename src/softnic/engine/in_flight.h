@@ -36,13 +36,11 @@ struct InFlight {
   uint64_t cqe_ns;   // when the CQE is released (>= data_ns)
   WritePlan plan;    // the payload; plan.source null: `bytes` (an inline payload); length 0: none
   alignas(16) uint32_t bytes[IN_FLIGHT_INLINE_BYTES / 4];
-  // The CQE: built when released, from what the QP's copy held when the WQE was fetched.
+  // The CQE: its body written into its slot at the hold (hold_cqe), from what the QP's copy held
+  // when the WQE was fetched; at the release only its stamp (stamp_cqe) and its last word.
   mlx5::mlx5_cqe64* entry;  // null: no CQE (an unsignalled WRITE)
-  uint64_t cqe_index;
-  uint64_t wqe_start;
+  uint32_t cqe_tail;        // the last word publish_cqe stores
   uint64_t doorbell_rung_ns, doorbell_seen_ns;
-  WqeOutcome outcome;
-  uint32_t cqe_count;
   uint32_t qpn;
   // The DC lookup's operands (IN_FLIGHT_DC_LOOKUP): the DCI's NIC, its destination word in its
   // copy and in its QpContext, the target NIC and DCT number.

@@ -16,8 +16,8 @@
 //
 // Under a timing profile the lone WQE is held (in_flight.h, hold_lone_wqe): read and checked as
 // under `fast`, its dates computed by pace_payloads as for a window of one (the ring date plus the
-// doorbell's latency, the pipe, the responder's receive processing), its CQE number reserved, the
-// WQE retired; its payload, CQE and requester lookup follow at their dates, released in place when
+// doorbell's latency, the pipe, the responder's receive processing), its CQE written but for its
+// stamp and last word, the WQE retired; its payload, CQE and requester lookup follow at their dates, released in place when
 // the CQE's date is near (release_now: the engine loop would come back to it late), else by the
 // engine loop (release_in_flight), the warp watching the doorbells meanwhile. Before, a profile
 // sent it through the staged window, whose own work took 4.6 us, longer than cx7-ib's 3.3 us it
@@ -47,21 +47,24 @@ DISSECT_HD inline void hold_inline_words(InFlight& f, const uint32_t (&word)[N],
   }
 }
 
-// The CQE half of a hold: the CQE number (before retire_window counts it) and what the CQE will
-// say of the QP as its copy `v` stands now (the QP's next doorbell may change the copy first).
+// The CQE half of a hold: the CQE reserved, built from the QP's copy `v` as it stands now (the QP's
+// next doorbell may change the copy first) and its body written into its slot, so that its release
+// is its stamp and one release store (stamp_cqe, publish_cqe). The body may be written early: the
+// poller takes a slot by its last word's owner bit, which only the release stores. The stamp written
+// here is provisional; the release writes the one the CQE leaves with.
 DISSECT_HD inline void hold_cqe(InFlight& f, const QpContext& v, bool wants_cqe, const WqeOutcome& outcome,
                                 bool system) {
   f.entry = nullptr;
   if (wants_cqe) {
     // One writer: a collapsed CQ needs no election (newest_collapsed_writer), a shared CQ one add.
-    f.cqe_index = reserve_cqes(v.send_cq, 1);
-    f.entry = cqe_entry(v.send_cq, f.cqe_index);
-    f.cqe_count = v.send_cq.cqe_count;
+    const uint64_t index = reserve_cqes(v.send_cq, 1);
+    mlx5::mlx5_cqe64 cqe;
+    const uint8_t cqe_opcode = requester_cqe(v, v.sq_consumer, outcome, &cqe, now_ns(), CQE_PATH_LONE);
+    f.entry = cqe_entry(v.send_cq, index);
+    f.cqe_tail = write_cqe_body(f.entry, v.send_cq, index, cqe, cqe_opcode);
   }
-  f.wqe_start = v.sq_consumer;
   f.doorbell_rung_ns = v.doorbell_rung_ns;
   f.doorbell_seen_ns = v.doorbell_seen_ns;
-  f.outcome = outcome;
   f.qpn = v.qpn;
   f.system = system ? 1 : 0;
 }
@@ -107,14 +110,11 @@ DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) {
   if (f.entry != nullptr) {
     if (!settle && f.cqe_ns > now_ns() + IN_FLIGHT_SPIN_NS) return;
     wait_until(f.cqe_ns);
-    mlx5::mlx5_cqe64 cqe;
-    const uint8_t cqe_opcode = requester_cqe(f.qpn, f.doorbell_rung_ns, f.doorbell_seen_ns, f.wqe_start,
-                                             f.outcome, &cqe, now_ns(), CQE_PATH_LONE);
-    const uint32_t tail = write_cqe_body(f.entry, f.cqe_count, f.cqe_index, cqe, cqe_opcode);
+    stamp_cqe(f.entry, now_ns(), f.doorbell_rung_ns, f.doorbell_seen_ns);
     if (f.system != 0) {
-      publish_cqe<Scope::system>(f.entry, tail);
+      publish_cqe<Scope::system>(f.entry, f.cqe_tail);
     } else {
-      publish_cqe<Scope::gpu>(f.entry, tail);
+      publish_cqe<Scope::gpu>(f.entry, f.cqe_tail);
     }
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
     const uint64_t late = now_ns() - f.cqe_ns;
@@ -172,10 +172,11 @@ DISSECT_HD inline InFlight& begin_hold(Window& w) {
   return w.in_flight;
 }
 
-// A paced lone WQE, read and checked (`x`), held (in_flight.h): its dates from pace_payloads as a
-// window of one (a failed WQE moves nothing), its CQE number reserved, the WQE retired now; the
-// payload, the CQE and the requester's lookup wait for release_in_flight, before this returns
-// when release_now says so (a Window that does not hold, or dates too near).
+// A paced lone WQE, read and checked (`x`), held (in_flight.h): its CQE written but for its stamp
+// and last word (hold_cqe), its dates from pace_payloads as a window of one (a failed WQE moves
+// nothing); the payload, the CQE's release and the requester's lookup wait for release_in_flight,
+// before this returns when release_now says so (a Window that does not hold, or dates too near);
+// the WQE is retired after that.
 template <Scope Completion>
 DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const ExpressWqe& x) {
   QpContext& v = copy.view;
@@ -197,8 +198,10 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
   if (held_at > f.data_ns) atomicAdd(&engine_phase_cycles[19], static_cast<unsigned long long>(held_at - f.data_ns));
   if (held_at < f.data_ns) atomicAdd(&engine_phase_cycles[25], static_cast<unsigned long long>(f.data_ns - held_at));
 #endif
-  retire_lone(qp, copy, x, wants_cqe);
+  // Released in place before the retirement: its counters are relaxed adds, which the CQE's release
+  // would otherwise wait for (a fast lone WQE retires after its CQE too).
   if (release_now(w)) release_in_flight(w, true);
+  retire_lone(qp, copy, x, wants_cqe);
   return x.syndrome;
 }
 

@@ -626,7 +626,7 @@ TEST(EngineWindow, WindowsMatchOneWqeAtATime) {
 // return them). The window copies small WRITEs per lane and large ones warp-wide after them, so
 // it must end before a WRITE whose destination overlaps an earlier one's (disjoint_prefix).
 TEST(EngineWindow, WindowsMatchOneWqeAtATimeWhenWritesOverlap) {
-  const Outcome outcome = run_seeds(200, Hazards::all);
+  run_seeds(200, Hazards::all);
 }
 
 // The express window (engine/express.h) alone: programs of one-WQEBB WQEs only, every window of
