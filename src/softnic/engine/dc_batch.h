@@ -449,7 +449,7 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     f.stage = IN_FLIGHT_PAYLOAD;
     // In place (release_now) before the retirement and the DCT's counters: relaxed adds, which the
     // CQE's release would otherwise wait for.
-    if (release_now(w)) release_in_flight(w, true);
+    if (release_now(w)) release_in_place<Completion>(w);
   } else if (wants_cqe) {
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     mlx5_cqe64 cqe;
