@@ -714,67 +714,6 @@ TEST(EngineWindow, HeldLoneWqeWaitsForItsDates) {
   }
 }
 
-// The GPU engine's watch hands a lone announcement to the head as read (open_window's `watched`,
-// lone_announcement); the head then leaves its checks to the lone window, which makes them beside
-// its WQEBB. A QP moved out of RTS behind the copy's back: the lone window writes nothing
-// (Served::reopen), and the head opened again, checked, flushes the WQE.
-TEST(EngineWindow, AWatchedLoneAnnouncementIsCheckedBesideItsWqe) {
-  auto s = std::make_unique<Synthetic>(64, 128, 0);
-  softnic::Window window{};
-  const softnic::HostLanes lanes;
-  auto post = [&](uint8_t value) {
-    Op op;
-    op.kind = Kind::inline_write;
-    op.length = 8;
-    op.signaled = true;
-    op.dest_offset = 8 * value;
-    op.payload.assign(8, value);
-    build(*s, op);
-    s->ring_doorbell(s->producer);
-    return s->doorbell;
-  };
-  auto serve_watched = [&](uint64_t doorbell) {
-    return softnic::serve_window<Scope::system, Scope::system>(lanes, window, s->qp(), s->tables,
-                                                               &window.cache[0], false, doorbell);
-  };
-  // A first visit, checked, makes the copy the watch reads.
-  post(1);
-  ASSERT_EQ(softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64).executed, 1u);
-  ASSERT_EQ(window.cache[0].qp, &s->qp());
-
-  const uint64_t lone = post(2);
-  EXPECT_TRUE(softnic::lone_announcement(window.cache[0], &s->qp(), lone));
-  EXPECT_FALSE(softnic::lone_announcement(window.cache[0], &s->qps[1], lone)) << "another QP's copy";
-  EXPECT_FALSE(softnic::lone_announcement(window.cache[0], &s->qp(), mlx5::doorbell_value(s->producer + 1, s->qp().qpn)))
-      << "two WQEBBs announced on an RC QP are no lone window";
-  EXPECT_FALSE(softnic::lone_announcement(window.cache[0], &s->qp(), mlx5::doorbell_value(s->producer, s->qp().qpn + 1)))
-      << "a doorbell naming another QPN";
-  const softnic::Served served = serve_watched(lone);
-  EXPECT_EQ(served.executed, 1u);
-  EXPECT_EQ(served.lone, 1u);
-  EXPECT_EQ(window.unchecked, 1u) << "the head did not take the watched value";
-  EXPECT_EQ(s->destination_bytes()[16], 2u);
-  EXPECT_EQ(s->qp().sq_consumer, 2u);
-
-  const uint64_t stale = post(3);
-  ASSERT_TRUE(softnic::lone_announcement(window.cache[0], &s->qp(), stale));
-  s->qp().state = softnic::QP_STATE_ERROR;  // a modify the copy has not seen
-  const uint64_t produced = s->qp().send_cq.produced;
-  const softnic::Served refused = serve_watched(stale);
-  EXPECT_EQ(refused.executed, 0u);
-  EXPECT_EQ(refused.reopen, 1u) << "the lone window's checks let a QP in ERROR through";
-  EXPECT_EQ(s->qp().sq_consumer, 2u);
-  EXPECT_EQ(s->destination_bytes()[24], 0xa5) << "a WQE of a QP in ERROR wrote its payload";
-  EXPECT_EQ(s->qp().send_cq.produced, produced);
-  // serve_qp opens it again, checked: the head sees ERROR and flushes the WQE.
-  const softnic::Served flushed = softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64);
-  EXPECT_EQ(flushed.executed, 1u);
-  EXPECT_EQ(s->destination_bytes()[24], 0xa5);
-  ASSERT_EQ(s->qp().send_cq.produced, produced + 1);
-  const mlx5::mlx5_cqe64& cqe = s->qp().send_cq.cqes[produced & (s->qp().send_cq.cqe_count - 1)];
-  EXPECT_EQ(mlx5::cqe_opcode(cqe.op_own), mlx5::MLX5_CQE_REQ_ERR);
-}
-
 TEST(EngineWindow, SingleWqeDoorbellsTakeTheLoneWindowInOrder) {
   auto s = std::make_unique<Synthetic>(64, 128, 0);
   softnic::Window window{};
