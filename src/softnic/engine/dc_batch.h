@@ -347,9 +347,6 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
   DcRoute& route = copy.dc_route;
   const uint64_t start = v.sq_consumer;
   DISSECT_PHASE_START;
-  // The head's checks when it took the watch's doorbell (open_window), beside the WQEBBs' loads.
-  const bool unchecked = w.unchecked != 0;
-  const HeadChecks checks = unchecked ? load_head_checks<Scope::gpu>(copy, qp) : HeadChecks{};
   uint32_t word[32];
 #if defined(__CUDA_ARCH__)
   {
@@ -379,7 +376,6 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
       route.nic != nullptr && copy.last_rkey != 0 ? load_mr<true>(route.mrs, copy.last_rkey) : MrEntry{};
   const MrEntry guessed_lkey = copy.last_lkey != 0 ? load_mr<true>(copy.local_mrs, copy.last_lkey) : MrEntry{};
 
-  if (unchecked && !head_checks_hold(copy, checks)) return NOT_LONE;
   const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(word, 0);
   const uint32_t ds = ctrl_ds(ctrl);
   const uint8_t opcode = ctrl_opcode(ctrl);

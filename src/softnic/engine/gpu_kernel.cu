@@ -93,23 +93,11 @@ struct DoorbellWatch {
   bool more = false;   // visit next pass whatever the word says
 };
 
-// A lone announcement (lone_announcement: one WQEBB past the consumer of a QP whose copy the warp
-// holds, a DCI's one or two) is acquired by the lane that read it: its relaxed load and this
-// lane's acquire fence form an acquire pattern, the warp barrier that opens the visit's head
-// (lanes.leader in open_window) orders the lane's fence before the leader's reads, and the head
-// takes the value as read (open_window's `watched`) instead of acquiring the doorbell again: one
-// L2 round trip less before a lone WQE. Its checks (the QP's state and connection) then go beside
-// the lone window's WQEBB (HeadChecks). Only news that is a lone announcement pays the fence: a
-// backlog's windows read the doorbell again anyway (open_window).
-
-// The slots (bit j: slot j) of this pass's visits among the warp's first `mine` QPs; `folded`: the
-// slots whose news this watch acquired (the value is the lane's d.rung).
-__device__ uint32_t watch_doorbells(const WarpLanes& lanes, DoorbellWatch& d, const Window& w,
-                                    const EngineLaunch& p, uint32_t warp, uint32_t mine,
-                                    uint32_t* folded) {
+// The slots (bit j: slot j) of this pass's visits among the warp's first `mine` QPs.
+__device__ uint32_t watch_doorbells(const WarpLanes& lanes, DoorbellWatch& d, const EngineLaunch& p,
+                                    uint32_t warp, uint32_t mine) {
   const uint32_t slot = lanes.lane();
   bool visit = false;
-  bool fold = false;
   if (slot < mine && d.bell == 0) {
     visit = true;  // as before the watch: the visit reads what there is
     QpContext& qp = p.tables->qps[warp + slot * p.warps];
@@ -124,14 +112,9 @@ __device__ uint32_t watch_doorbells(const WarpLanes& lanes, DoorbellWatch& d, co
     uint64_t* word = reinterpret_cast<uint64_t*>(d.bell & ~uintptr_t{1});
     const uint64_t value =
         (d.bell & 1) != 0 ? load_relaxed<Scope::system>(word) : load_relaxed<Scope::gpu>(word);
-    const bool news = value != d.rung;
-    visit = news || d.more;
+    visit = value != d.rung || d.more;
     d.rung = value;
-    const QpContext* qp = &p.tables->qps[warp + slot * p.warps];
-    fold = news && (d.bell & 1) == 0 && slot < CACHED_QPS && lone_announcement(w.cache[slot], qp, value);
-    if (fold) fence_acquire<Scope::gpu>();
   }
-  *folded = __ballot_sync(WarpLanes::FULL, fold);
   return __ballot_sync(WarpLanes::FULL, visit);
 }
 
@@ -162,7 +145,6 @@ __global__ void engine_kernel(EngineLaunch p) {
     w.nic = p.tables;
     w.qp_cache = p.tables->qp_cache;
     w.in_flight.stage = IN_FLIGHT_NONE;
-    w.unchecked = 0;
     w.holds = 1;  // this loop releases held lone WQEs (release_due_in_flight)
   }
   __syncwarp();
@@ -191,11 +173,7 @@ __global__ void engine_kernel(EngineLaunch p) {
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
     const long long pass_start_ = phase_mark_;
 #endif
-    // The copies the last visit's lone window wrote (lane 0, no barrier after it: lanes.alone) are
-    // read by the watch's lanes (lone_announcement).
-    __syncwarp();
-    uint32_t folded = 0;
-    const uint32_t due = watch_doorbells(lanes, watch, w, p, warp, mine, &folded);
+    const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     if (due != 0) DISSECT_PHASE(16);
     release_due_in_flight(lanes, w);
     if (due != 0) DISSECT_PHASE(30);
@@ -203,12 +181,8 @@ __global__ void engine_kernel(EngineLaunch p) {
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];
       DISSECT_PHASE_START;
-      uint64_t watched = 0;  // slot < WATCHED_SLOTS when its bit is set: a lane's value
-      if (((folded >> (slot & 31)) & 1) != 0 && slot < WATCHED_SLOTS) {
-        watched = __shfl_sync(WarpLanes::FULL, watch.rung, slot);
-      }
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
-                                count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET, watched);
+                                count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
       DISSECT_PHASE(8);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
       if (s.executed != 0 && lanes.lane() == 0 && w.in_flight.stage != IN_FLIGHT_NONE && w.in_flight.held_ns != 0) {

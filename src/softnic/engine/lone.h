@@ -273,13 +273,8 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     return NOT_LONE;  // a DCI; no answering responder (the staged checks give the syndrome)
   }
   DISSECT_PHASE_START;
-  // A head that took the watch's doorbell left its checks to this window (open_window): issued
-  // before the WQEBB's loads, in flight with them, checked before anything is written.
-  const bool unchecked = w.unchecked != 0;
-  const HeadChecks checks = unchecked ? load_head_checks<Scope::gpu>(copy, qp) : HeadChecks{};
   ExpressWqe x;
   read_express_wqe(copy, 0, x);
-  if (unchecked && !head_checks_hold(copy, checks)) return NOT_LONE;
   if (!x.joins) return NOT_LONE;
   DISSECT_PHASE(12);
   if (Paced) {

@@ -41,17 +41,15 @@ DISSECT_HD DISSECT_COLD Served serve_staged_window_out_of_line(const Lanes& lane
 // of work. One WQEBB announced: the lone window when its WQE allows (lone.h, the latency case);
 // else the express window when its WQEs allow (express.h), else the staged one (window.h).
 // `Doorbell`: the scope of the doorbell's submitters; `Completion`: of the CQE's and the payload's
-// observers (EngineFlags). `watched`: the watch's acquired doorbell value (open_window), or 0;
-// a window that took it unchecked and is no lone window returns Served::reopen.
+// observers (EngineFlags).
 template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
-                                      const NicTables& local, QpCopy* cache, bool checked = false,
-                                      uint64_t watched = 0) {
+                                      const NicTables& local, QpCopy* cache, bool checked = false) {
   DISSECT_PHASE_START;
   // A held lone WQE (in_flight.h) first: its CQE precedes every later one of the warp's.
   settle_in_flight(lanes, w);
   DISSECT_PHASE(26);
-  open_window<Doorbell>(lanes, w, qp, cache, local, checked, watched);
+  open_window<Doorbell>(lanes, w, qp, cache, local, checked);
   if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
   // open_window's copy (w.copy), named from the Window: through w.copy its fields are generic
   // loads (window_copy says why that matters).
@@ -66,8 +64,6 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   }
 #endif
   if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
-  Served reopen{0, 0};  // no lone window took an unchecked head's announcement (Served::reopen)
-  reopen.reopen = 1;
   // A DCI's WRITEs (dc_batch.h): the DC lone window under `fast`, else a DC batch, one modelled
   // wait for up to 32.
   if (copy.view.transport == QP_TRANSPORT_DCI) {
@@ -75,7 +71,6 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
       const Served lone = serve_dc_lone<Completion>(lanes, w, copy, qp, local);
       if (lone.executed != 0) return lone;
     }
-    if (w.unchecked != 0) return reopen;
     return serve_dc_batch_out_of_line<Completion>(lanes, w, qp, local);
   }
   if (w.available == 1) {
@@ -84,7 +79,6 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     DISSECT_PHASE(28);
     if (lone.executed != 0) return lone;
   }
-  if (w.unchecked != 0) return reopen;
   const Served express = serve_express<Completion>(lanes, w, copy, qp);
   if (express.executed != 0) return express;
   return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);
@@ -102,12 +96,11 @@ DISSECT_HD DISSECT_COLD Served serve_window_elsewhere(const Lanes& lanes, Window
   return serve_window<Doorbell, Completion>(lanes, w, qp, local, cache, checked);
 }
 
-// `cache`: the warp's QpCopy slot for this QP, or null. `watched`: the doorbell value the engine's
-// watch read and acquired for the visit's first window (open_window), or 0.
+// `cache`: the warp's QpCopy slot for this QP, or null.
 template <typename Lanes>
 DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
                                   const NicTables& local, QpCopy* cache,
-                                  uint32_t budget = SERVICE_BUDGET, uint64_t watched = 0) {
+                                  uint32_t budget = SERVICE_BUDGET) {
   Served total{0, 0};
 #if defined(__CUDA_ARCH__)
   // The scopes from the warp's copy of the QP when it has one: an L2 read of the QpContext here
@@ -132,15 +125,12 @@ DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,
     } else if (system_completion) {
       s = serve_window_elsewhere<Scope::gpu, Scope::system>(lanes, w, qp, local, cache, checked);
     } else {
-      s = serve_window<Scope::gpu, Scope::gpu>(lanes, w, qp, local, cache, checked, watched);
+      s = serve_window<Scope::gpu, Scope::gpu>(lanes, w, qp, local, cache, checked);
     }
-    watched = 0;
 #else
-    static_cast<void>(watched);  // the host engine has no watch
     s = serve_window<Scope::system, Scope::system>(lanes, w, qp, local, cache, checked);
 #endif
     DISSECT_PHASE_START;
-    if (s.reopen) continue;  // the head's checks, as any other window's (watched is 0 now)
     if (s.executed == 0) {
       total.pending = s.pending;
       break;

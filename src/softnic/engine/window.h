@@ -117,9 +117,6 @@ struct Window {
   uint32_t count;                   // WQEs in the window
   uint32_t available;               // announced WQEBBs past the consumer (leader)
   uint32_t state;
-  // 1: the head took the watch's doorbell (open_window, `watched`) and did not re-read the QP's
-  // state and connection; a lone window reads them beside its WQEBB (HeadChecks).
-  uint32_t unchecked;
   DoorbellClock clock;              // set by the engine loop each pass (leader)
   // A paced lone WQE whose payload and CQE wait for their dates (in_flight.h). `holds` 1: an
   // engine loop releases it (release_due_in_flight); 0 (a test driving serve_qp, a drain): the
@@ -319,9 +316,6 @@ struct Served {
   // refreshed copy changed): the engine kernel's doorbell watch visits the QP again next pass
   // whatever its doorbell says.
   uint8_t pending = 0;
-  // Nothing executed: the window's head took the watch's doorbell unchecked (open_window) and no
-  // lone window took the announcement; serve_qp opens it again, checked.
-  uint8_t reopen = 0;
 };
 
 DISSECT_HD inline void perform_window_write(const mlx5::send_ring& staged, uint64_t start,
@@ -454,60 +448,33 @@ DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp, c
   return state;
 }
 
-// What a window's head re-reads of a QP whose copy it holds: the QP's state and connection and its
-// responder's state (a DCI: its state alone; nothing of its context but its state changes while
-// the engine runs: no connect, and teardown stops the engine). They need to be fresh, not
-// ordered: a QP or responder torn down stops this engine before its memory goes (gpu_engine.h,
-// softnic.cpp), so a window that read a stale RTS still touches live memory. `Doorbell`: the scope
-// of the QP's submitters.
-struct HeadChecks {
-  uint32_t state;
-  NicTables* remote_nic;
-  uint32_t remote_qp_index;
-  uint32_t responder_state;
-};
-
+// Whether `c` may stand for `qp` in this window, and the doorbell read beside the checks: the QP's
+// state and connection, its responder's state and the doorbell are loads in flight at once, one
+// round trip. Only the doorbell is acquired (the WQEs it announces are read after it); the checks
+// need to be fresh, not ordered: a QP or responder torn down stops this engine before its memory
+// goes (gpu_engine.h, softnic.cpp), so a window that read a stale RTS still touches live memory.
+// Fills `doorbell` when true.
+// A DCI's copy has no responder to re-check: nothing of its context but its state changes while the
+// engine runs (no connect; teardown stops the engine), so its state and the doorbell, one round trip.
 template <Scope Doorbell>
-DISSECT_HD inline HeadChecks load_head_checks(const QpCopy& c, QpContext& qp) {
-  HeadChecks h{};
-  h.state = load_relaxed<Doorbell>(&qp.state);
-  if (c.remote.responder != nullptr) {
-    h.remote_nic = load_relaxed<TABLE_SCOPE>(&qp.remote_nic);
-    h.remote_qp_index = load_relaxed<TABLE_SCOPE>(&qp.remote_qp_index);
-    h.responder_state = load_relaxed<TABLE_SCOPE>(&c.remote.responder->state);
-  }
-  return h;
+DISSECT_HD inline bool dci_copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
+  if (c.view.transport != QP_TRANSPORT_DCI) return false;
+  const uint32_t state = load_relaxed<Doorbell>(&qp.state);
+  *doorbell = load_acquire<Doorbell>(c.view.doorbell);
+  return state == QP_STATE_RTS;
 }
 
-// Whether the copy `c` still stands for its QP after the reads `h`.
-DISSECT_HD inline bool head_checks_hold(const QpCopy& c, const HeadChecks& h) {
-  if (h.state != QP_STATE_RTS) return false;
-  if (c.remote.responder == nullptr) return c.view.transport == QP_TRANSPORT_DCI;
-  return h.remote_nic == c.view.remote_nic && h.remote_qp_index == c.view.remote_qp_index &&
-         h.responder_state == QP_STATE_RTS;
-}
-
-// Whether `c` may stand for `qp` in this window, and the doorbell read beside the checks: loads in
-// flight at once, one round trip. Only the doorbell is acquired (the WQEs it announces are read
-// after it). Fills `doorbell` when true.
 template <Scope Doorbell>
 DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
-  if (c.qp != &qp || (c.remote.responder == nullptr && c.view.transport != QP_TRANSPORT_DCI)) return false;
-  const HeadChecks h = load_head_checks<Doorbell>(c, qp);
+  if (c.qp != &qp) return false;
+  if (c.remote.responder == nullptr) return dci_copy_holds<Doorbell>(c, qp, doorbell);
+  const uint32_t state = load_relaxed<Doorbell>(&qp.state);
+  NicTables* const remote_nic = load_relaxed<TABLE_SCOPE>(&qp.remote_nic);
+  const uint32_t remote_qp_index = load_relaxed<TABLE_SCOPE>(&qp.remote_qp_index);
+  const uint32_t responder_state = load_relaxed<TABLE_SCOPE>(&c.remote.responder->state);
   *doorbell = load_acquire<Doorbell>(c.view.doorbell);
-  return head_checks_hold(c, h);
-}
-
-// Whether doorbell value `doorbell`, read by the engine's watch, announces a lone window of the QP
-// `qp` whose copy `c` the warp holds: one WQEBB past the consumer (a DCI: one or two), nothing
-// announced before it. Then the watching lane acquires it and the head takes it as read
-// (open_window's `watched`), its checks left to the lone window (Window::unchecked).
-DISSECT_HD inline bool lone_announcement(const QpCopy& c, const QpContext* qp, uint64_t doorbell) {
-  const QpContext& v = c.view;
-  if (c.qp != qp || v.state != QP_STATE_RTS || v.sq_target > v.sq_consumer) return false;
-  if (mlx5::doorbell_qpn(doorbell) != v.qpn) return false;
-  const uint16_t distance = static_cast<uint16_t>(mlx5::doorbell_wqe_index(doorbell) - static_cast<uint16_t>(v.sq_consumer));
-  return distance == 1 || (distance == 2 && v.transport == QP_TRANSPORT_DCI);
+  return state == QP_STATE_RTS && remote_nic == c.view.remote_nic &&
+         remote_qp_index == c.view.remote_qp_index && responder_state == QP_STATE_RTS;
 }
 
 // The doorbell's news applied to the copy; the QpContext receives the progress, its counters the
@@ -768,30 +735,21 @@ DISSECT_HD inline QpCopy& window_copy(Window& w, QpCopy* cache) {
 // states are as fresh as the visit's first window (at most a visit's budget of WQEs old; a real
 // NIC, too, executes WQEs it fetched before a state change reaches it). Every window of a long
 // backlog read them before: one L2 round trip of the window's ~5,600 cycles (H200).
-//
-// `watched`: a doorbell value the engine's watch read and its lane acquired (lone_announcement), or
-// 0. The head then applies it without reading the doorbell or the checks again, one round trip
-// less before a lone WQE; w.unchecked tells the window that the checks are still to be made
-// (lone.h loads them beside its WQEBB; any other window opens again without `watched`).
 template <Scope Doorbell, typename Lanes>
 DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp, QpCopy* cache,
-                                   const NicTables& local, bool checked = false, uint64_t watched = 0) {
+                                   const NicTables& local, bool checked = false) {
   DISSECT_PHASE_START;
   lanes.leader([&] {
     DISSECT_PHASE_START;
     QpCopy& c = window_copy(w, cache);
     w.copy = &c;
-    w.unchecked = 0;
     const QpContext& v = c.view;
     const bool backlog = checked && c.qp == &qp && v.state == QP_STATE_RTS &&
                          v.sq_target >= v.sq_consumer + WINDOW_LANES;
     if (!backlog) {
       uint64_t doorbell = 0;
       const bool paced = w.profile.enabled != 0;
-      if (watched != 0 && c.qp == &qp && v.state == QP_STATE_RTS) {
-        apply_doorbell(qp, c.view, watched, paced, w.clock);
-        w.unchecked = 1;
-      } else if (copy_holds<Doorbell>(c, qp, &doorbell)) {
+      if (copy_holds<Doorbell>(c, qp, &doorbell)) {
         apply_doorbell(qp, c.view, doorbell, paced, w.clock);
       } else {
         w.state = refresh_copy(c, qp, local);
