@@ -66,35 +66,12 @@ DISSECT_HD inline bool lookup_context(NicTables& nic, uint32_t* tags, uint32_t e
   return miss;
 }
 
-// Whether requesters are looked up in a cache of `tags` under profile `p` (a send miss costs time).
-DISSECT_HD inline bool sends_lookups(const TimingProfile& p, const uint32_t* tags) {
-  return p.send_context_miss_ns != 0 && tags != nullptr;
-}
-
-// A requester's lookup in two halves. The first installs context `number` in its NIC's cache
-// (`tags`, at TABLE_SCOPE) and returns the tag the slot held: the lookup missed unless it is
-// `number`. A lone window (lone.h, dc_batch.h) issues it at the hold and uses its answer after its
-// CQE, so that the exchange's round trip overlaps the wait, the payload and the CQE's release; made
-// whole after the CQE it was ~1,000 cycles of the engine warp's way back to the doorbells, where
-// the next doorbell of a latency loop waited for it (H200 phase counters, 2026-12-03; H100 hops,
-// 2026-12-06).
-DISSECT_HD inline uint32_t start_send_lookup(uint32_t* tags, const TimingProfile& p, uint32_t number) {
-  return exchange<TABLE_SCOPE>(&tags[cache_slot(number, p.qp_cache_entries)], number);
-}
-
-// The second half: counts the lookup at `local`, and a miss claims its cost of `local`'s pipe
-// (it delays the NIC's later messages: a lone window's miss comes after its CQE).
-DISSECT_HD inline void finish_send_lookup(NicTables& local, const TimingProfile& p, bool miss) {
-  count_lookup<TABLE_SCOPE>(local, false, miss);
-  if (miss) claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, uint64_t{p.send_context_miss_ns} * PIPE_UNITS_PER_NS);
-}
-
 // The requester side: `local_units` grows by a send miss. `local` is the requester's NIC, the
 // engine's own: its cache and counters at TABLE_SCOPE.
 // `tags`: local.qp_cache (a copy the caller holds: reading it from the table header is a round trip).
 DISSECT_HD inline void send_processing(NicTables& local, uint32_t* tags, const TimingProfile& p, uint32_t qpn,
                                        double* local_units) {
-  if (!sends_lookups(p, tags)) return;
+  if (p.send_context_miss_ns == 0 || tags == nullptr) return;
   if (lookup_context<TABLE_SCOPE>(local, tags, p.qp_cache_entries, qpn, false)) {
     *local_units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
   }
@@ -136,11 +113,6 @@ DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTab
 DISSECT_HD inline uint32_t dc_responder_key(uint32_t initiator_nic, uint32_t dci_qpn, uint32_t dctn) {
   return 0x80000000u | ((initiator_nic * 0x9E3779B1u ^ dci_qpn * 0x85EBCA77u ^ dctn * 0xC2B2AE3Du) & 0x7fffffffu);
 }
-// The word QpContext::dc_destination holds for DCT `dctn` of `target`.
-DISSECT_HD inline uint32_t dc_destination_of(const NicTables& target, uint32_t dctn) {
-  return dctn ^ (target.nic_id << 20);
-}
-
 // The DCI's context at its own NIC, for a WRITE to DCT `dctn` of `target`: pipe units of a send
 // miss (a miss, or a new destination: the context set up again; 0 for a hit). `destination`: the
 // DCI's current target (QpContext::dc_destination), updated here.
@@ -148,18 +120,18 @@ DISSECT_HD inline uint32_t dc_destination_of(const NicTables& target, uint32_t d
 DISSECT_HD inline double dc_send_lookup(NicTables& local, uint32_t* tags, uint32_t dci_qpn, uint32_t* destination,
                                         const NicTables& target, uint32_t dctn) {
   const TimingProfile& p = local.profile;
-  const uint32_t to = dc_destination_of(target, dctn);
+  const uint32_t to = dctn ^ (target.nic_id << 20);
   const bool reconnect = *destination != to;
   *destination = to;
-  if (!sends_lookups(p, tags)) return 0;
-  const bool miss = start_send_lookup(tags, p, dci_qpn) != dci_qpn || reconnect;
+  if (p.send_context_miss_ns == 0 || tags == nullptr) return 0;
+  const bool miss = !install_context<TABLE_SCOPE>(tags, p.qp_cache_entries, dci_qpn) || reconnect;
   count_lookup<TABLE_SCOPE>(local, false, miss);
   return miss ? static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS : 0;
 }
 
 // Returns when the claimed pipes (the DCI's NIC's and, for another NIC, the target's receive side)
 // let the payload move, in ns; the caller waits (dc_timing.h). `send`: the DCI's lookup now; false
-// for a DC lone window, which completes it after its CQE (finish_held_lookup, lone.h).
+// for a DC lone window, which makes it after its CQE (dc_charge_send_lookup).
 DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, uint32_t dci_qpn,
                                                             uint32_t* destination, NicTables& target,
                                                             uint32_t dctn, uint64_t bytes, bool send = true) {
@@ -172,6 +144,16 @@ DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, ui
     if (received > ready) ready = received;
   }
   return ready;
+}
+
+// A DC lone window's DCI lookup, after its CQE: a miss claims its cost of the local pipe, so it
+// delays the NIC's later messages rather than this one (the lookup's round trips off the latency
+// path, as RC's charge_connection_state).
+DISSECT_HD inline DISSECT_COLD void dc_charge_send_lookup(NicTables& local, uint32_t* tags, uint32_t dci_qpn,
+                                                          uint32_t* destination, const NicTables& target,
+                                                          uint32_t dctn) {
+  const double units = dc_send_lookup(local, tags, dci_qpn, destination, target, dctn);
+  if (units > 0) claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
 }
 
 }  // namespace dissect::softnic

@@ -287,7 +287,7 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 // publishes the CQE and retires: one dependent round trip after the doorbell's, as RC's lone
 // window. Under a timing profile it is paced as one DC WRITE executed alone is (pace_dc_write:
 // the ring date, the connect rule, the pipes) and held for those dates, its DCI's context lookup
-// made after its CQE (start_send_lookup at the hold, finish_held_lookup after the CQE), as RC's lone WQE is held (lone.h,
+// made after its CQE (dc_charge_send_lookup at the release), as RC's lone WQE is held (lone.h,
 // in_flight.h): DC - RC under a profile compares the two lone windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
 // payload the warp copies) returns NOT_LONE without a side effect: the DC batch or serve_alone
 // takes it.
@@ -440,20 +440,16 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     // from `word`: kept live across the pacing's calls, or held from them, its registers made the
     // engine loop spill (ptxas, sm_90).
     if (plan.source == nullptr) copy_ring_words(v, start, full ? 21 : 13, f.bytes, plan.length);
-    // The DCI's lookup (connection_state.h): its exchange now, its answer after the CQE.
-    const bool looks_up = connection_model(w.profile);
-    const bool sends = looks_up && sends_lookups(w.profile, w.qp_cache);
-    const uint32_t tag = sends ? start_send_lookup(w.qp_cache, w.profile, v.qpn) : 0;
-    f.lookup = IN_FLIGHT_NO_LOOKUP;
-    f.looked_up = sends ? 1 : 0;
+    f.lookup = connection_model(w.profile) ? IN_FLIGHT_DC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
     f.local = const_cast<NicTables*>(&local);
     f.copy_destination = &v.dc_destination;
     f.qp_destination = &qp.dc_destination;
-    f.dc_to = dc_destination_of(*r.nic, address.dctn);
+    f.target = r.nic;
+    f.dctn = address.dctn;
     f.stage = IN_FLIGHT_PAYLOAD;
     // In place (release_now) before the retirement and the DCT's counters: relaxed adds, which the
     // CQE's release would otherwise wait for.
-    release_or_leave<Completion>(w, looks_up ? IN_FLIGHT_DC_LOOKUP : IN_FLIGHT_NO_LOOKUP, tag);
+    if (release_now(w)) release_in_place<Completion>(w);
   } else if (wants_cqe) {
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     mlx5_cqe64 cqe;

@@ -75,7 +75,7 @@ struct DcPaceTarget {
 // its NIC's id, now in `target`) cost a DC lone window 0.3 us of put+completion under cx7-ib
 // (H100, 2026-12-06).
 // `connections` false (a DC lone window): the DCI's context lookup is left to
-// finish_held_lookup after the CQE (lone.h); the pipes and the target's receive side are claimed here.
+// dc_charge_send_lookup after the CQE; the pipes and the target's receive side are claimed here.
 DISSECT_HD inline uint64_t pace_dc_write(const TimingProfile& p, const PipeRates& rates, NicTables& local,
                                          QpContext& qp, uint64_t start, uint32_t wqebbs,
                                          const DcPaceTarget& target, bool pointer, uint64_t bytes,

@@ -23,9 +23,8 @@ enum InFlightStage : uint8_t {
   IN_FLIGHT_CQE,      // the payload moved: the CQE (if any), then the lookup
 };
 
-// The requester's context lookup a held WQE completes after its CQE (connection_state.h,
-// start_send_lookup at the hold, finish_send_lookup after the CQE); none without the
-// connection-state model.
+// The requester's context lookup a held WQE makes after its CQE (connection_state.h: RC's
+// charge_connection_state, DC's dc_charge_send_lookup); none without the connection-state model.
 enum InFlightLookup : uint8_t { IN_FLIGHT_NO_LOOKUP, IN_FLIGHT_RC_LOOKUP, IN_FLIGHT_DC_LOOKUP };
 
 // The inline payload bytes a held WQE can carry: a DC WRITE's in two WQEBBs after a compact
@@ -43,16 +42,13 @@ struct InFlight {
   uint32_t cqe_tail;        // the last word publish_cqe stores
   uint64_t doorbell_rung_ns, doorbell_seen_ns;
   uint32_t qpn;
-  // The lookup's answer: the tag start_send_lookup found in the cache slot (a miss unless the
-  // QPN); DC: whether it was started (a profile without send misses only moves the destination).
-  uint32_t cache_tag;
-  uint8_t looked_up;
   // The DC lookup's operands (IN_FLIGHT_DC_LOOKUP): the DCI's NIC, its destination word in its
-  // copy and in its QpContext, and the destination it now has (dc_destination_of).
+  // copy and in its QpContext, the target NIC and DCT number.
   NicTables* local;
   uint32_t* copy_destination;
   uint32_t* qp_destination;
-  uint32_t dc_to;
+  const NicTables* target;
+  uint32_t dctn;
   uint64_t held_ns;  // when it was held (phase counters only: engine/phases.h 32, 33)
   uint8_t stage;   // InFlightStage
   uint8_t system;  // the CQE's observers are beyond the engine's GPU (publish_cqe's scope)

@@ -98,18 +98,17 @@ DISSECT_HD inline void publish_held_cqe(const InFlight& f) {
 #endif
 }
 
-// The second half of a held WQE's requester lookup (in_flight.h), after its CQE: `lookup` and the
-// slot's old `tag` (start_send_lookup at the hold). RC counts it and charges a miss; DC also moves
-// the DCI's destination, a new one charged as a miss (dc_send_lookup's rule).
-DISSECT_HD inline void finish_held_lookup(Window& w, const InFlight& f, uint8_t lookup, uint32_t tag) {
-  if (lookup == IN_FLIGHT_RC_LOOKUP) {
-    finish_send_lookup(*w.nic, w.profile, tag != f.qpn);
-  } else if (lookup == IN_FLIGHT_DC_LOOKUP) {
-    const bool reconnect = *f.copy_destination != f.dc_to;
-    *f.copy_destination = f.dc_to;
-    *f.qp_destination = f.dc_to;
-    if (f.looked_up != 0) finish_send_lookup(*f.local, w.profile, tag != f.qpn || reconnect);
+// The requester's context lookup a held WQE makes after its CQE (in_flight.h), then nothing is
+// held. Out of line: dependent round trips, and only under a profile with the connection model.
+DISSECT_HD inline DISSECT_COLD void look_up_held(Window& w) {
+  InFlight& f = w.in_flight;
+  if (f.lookup == IN_FLIGHT_RC_LOOKUP) {
+    charge_connection_state(w, f.qpn);
+  } else if (f.lookup == IN_FLIGHT_DC_LOOKUP) {
+    dc_charge_send_lookup(*f.local, w.qp_cache, f.qpn, f.copy_destination, *f.target, f.dctn);
+    *f.qp_destination = *f.copy_destination;
   }
+  f.lookup = IN_FLIGHT_NO_LOOKUP;
 }
 
 // The held WQE's steps (in_flight.h) whose dates have come or come within IN_FLIGHT_SPIN_NS,
@@ -140,24 +139,16 @@ DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) {
       publish_held_cqe<Scope::gpu>(f);
     }
   }
-  finish_held_lookup(w, f, f.lookup, f.cache_tag);
+  if (f.lookup != IN_FLIGHT_NO_LOOKUP) look_up_held(w);
   f.stage = IN_FLIGHT_NONE;
-}
-
-// Whether the WQE just held is released before the lone window returns, as a window waits in
-// place: a Window that does not hold (w.holds 0), or dates too near for the engine loop to come
-// back to them in time (IN_FLIGHT_HOLD_MIN_NS).
-DISSECT_HD inline bool release_now(const Window& w) {
-  return w.holds == 0 || w.in_flight.cqe_ns < now_ns() + IN_FLIGHT_HOLD_MIN_NS;
 }
 
 // A WQE just held, released where it was held (release_now: a Window that does not hold, or dates
 // too near for the loop): inline, where the out-of-line release_in_flight's call and return cost
 // cx7-ib put+completion ~0.25 us (H100, 17ff6ad). Now that the CQE is built at the hold this is a
-// payload, a stamp and one release store; then the requester lookup's second half with the
-// exchange's answer still in a register (`lookup`, `tag`: the caller's start_send_lookup).
+// payload, a stamp and one release store.
 template <Scope Completion>
-DISSECT_HD inline void release_in_place(Window& w, uint8_t lookup, uint32_t tag) {
+DISSECT_HD inline void release_in_place(Window& w) {
   InFlight& f = w.in_flight;
   wait_until(f.data_ns);
   store_held_payload(f);
@@ -165,20 +156,8 @@ DISSECT_HD inline void release_in_place(Window& w, uint8_t lookup, uint32_t tag)
     wait_until(f.cqe_ns);
     publish_held_cqe<Completion>(f);
   }
-  finish_held_lookup(w, f, lookup, tag);
+  if (f.lookup != IN_FLIGHT_NO_LOOKUP) look_up_held(w);
   f.stage = IN_FLIGHT_NONE;
-}
-
-// Releases the WQE just held in place when release_now says so, else leaves it to the engine
-// loop with its lookup's half: `lookup` and `tag` as release_in_place's.
-template <Scope Completion>
-DISSECT_HD inline void release_or_leave(Window& w, uint8_t lookup, uint32_t tag) {
-  if (release_now(w)) {
-    release_in_place<Completion>(w, lookup, tag);
-    return;
-  }
-  w.in_flight.lookup = lookup;
-  w.in_flight.cache_tag = tag;
 }
 
 // Releases a held WQE whatever its dates: before any other window of the warp (serve_window), so
@@ -209,6 +188,13 @@ DISSECT_HD inline void retire_lone(QpContext& qp, QpCopy& copy, const ExpressWqe
   }
 }
 
+// Whether the WQE just held is released before the lone window returns, as a window waits in
+// place: a Window that does not hold (w.holds 0), or dates too near for the engine loop to come
+// back to them in time (IN_FLIGHT_HOLD_MIN_NS).
+DISSECT_HD inline bool release_now(const Window& w) {
+  return w.holds == 0 || w.in_flight.cqe_ns < now_ns() + IN_FLIGHT_HOLD_MIN_NS;
+}
+
 // The hold of a new WQE: an earlier one still held (a caller that serves lone windows without
 // serve_window's settle first) is released first, whatever its dates.
 DISSECT_HD inline InFlight& begin_hold(Window& w) {
@@ -229,16 +215,12 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
   const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
   f.plan = x.plan;
   if (x.plan.source == nullptr) hold_inline_words<(2 * mlx5::MLX5_SEND_WQE_DS + 4) / 4>(f, x.word, x.plan.length);
-  // The requester's lookup first (its round trip overlaps the rest: connection_state.h).
-  const bool looks_up = moves && w.profile.qp_cache_entries != 0 && w.nic != nullptr &&
-                        sends_lookups(w.profile, w.qp_cache);
-  const uint32_t tag = looks_up ? start_send_lookup(w.qp_cache, w.profile, v.qpn) : 0;
   const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;
   hold_cqe(f, v, wants_cqe, WqeOutcome{x.syndrome, x.opcode, x.signaled != 0, 1, x.plan.length},
            Completion == Scope::system);
   f.data_ns = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
   f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
-  f.lookup = IN_FLIGHT_NO_LOOKUP;
+  f.lookup = moves && w.profile.qp_cache_entries != 0 ? IN_FLIGHT_RC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
   f.stage = IN_FLIGHT_PAYLOAD;
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   const uint64_t held_at = now_ns();  // 19: how late the hold came, 25: how early
@@ -248,7 +230,7 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
 #endif
   // Released in place before the retirement: its counters are relaxed adds, which the CQE's release
   // would otherwise wait for (a fast lone WQE retires after its CQE too).
-  release_or_leave<Completion>(w, looks_up ? IN_FLIGHT_RC_LOOKUP : IN_FLIGHT_NO_LOOKUP, tag);
+  if (release_now(w)) release_in_place<Completion>(w);
   retire_lone(qp, copy, x, wants_cqe);
   return x.syndrome;
 }

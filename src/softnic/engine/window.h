@@ -605,7 +605,7 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 // (finish_window) or holds the WQE until (hold_lone); the CQEs follow data_to_cqe after it, so
 // the engine's own copying overlaps the modelled acknowledgement rather than adding to it.
 // `connections`: the requester's context lookup now (its miss delays this window); false for a
-// lone window, which completes it after its CQE (finish_held_lookup, lone.h). The responder's receive
+// lone window, which makes it after its CQE (charge_connection_state). The responder's receive
 // processing is claimed here either way: it is the responder's back-pressure.
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
                                          uint64_t bytes, bool pointer, bool connections = true) {
@@ -631,6 +631,19 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
   }
   DISSECT_PHASE(18);
   return ready;
+}
+
+// A lone window's requester lookup, made after its CQE (lone.h): a send miss claims its cost of
+// this NIC's pipe, so it delays the NIC's later messages rather than this one. Off the latency
+// path: the lookup is dependent round trips (the cache's pointer, an exchange on its slot), 2,650
+// cycles before the payload on the H200 (phase counters, 2026-12-03).
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, uint32_t qpn);
+DISSECT_HD inline void charge_connection_state(Window& w, const QpContext& v) { charge_connection_state(w, v.qpn); }
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, uint32_t qpn) {
+  if (w.profile.qp_cache_entries == 0 || w.nic == nullptr) return;
+  double units = 0;
+  send_processing(*w.nic, w.qp_cache, w.profile, qpn, &units);
+  if (units > 0 && w.pipe != nullptr) claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(units));
 }
 
 // What finish_window asks of every WQE of the window, read in two passes (Lanes::ballots): the

@@ -122,7 +122,7 @@ TEST(ConnectionState, TinyCacheMissesAreCountedAndEachCostsThePipeOfTheNicThatMi
   // never lags the clock, then adds its cost), and never ends after the run but for one send
   // miss: every window waits for its claim (and for the responder's), so the clock passes both,
   // except that these one-WQE windows are lone windows, whose send lookup follows the CQE
-  // (finish_send_lookup: its miss delays the NIC's next message, not this one).
+  // (charge_connection_state: its miss delays the NIC's next message, not this one).
   const uint64_t t1 = dissect::now_ns();
   EXPECT_GE(pipe_ns(*rig.a), t0 + a.send_misses * kSendMissNs);
   EXPECT_LE(pipe_ns(*rig.a), t1 + kSendMissNs);
