@@ -103,26 +103,6 @@ DISSECT_HD inline void add_relaxed(uint64_t* p, uint64_t v) {
 #endif
 }
 
-// fetch_add on a 64-bit word in global memory: an `atom` without the generic address's state-space
-// test, whose branches join in a register move that waits for the answer (SASS, sm_90), so the
-// caller can do other work while the atomic travels (the softnic's pipe claims, engine/pipe.h).
-template <Scope S>
-DISSECT_HD inline uint64_t fetch_add_global(uint64_t* p, uint64_t v) {
-#if defined(__CUDA_ARCH__)
-  uint64_t old;
-  if constexpr (S == Scope::system) {
-    asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  } else if constexpr (S == Scope::gpu) {
-    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  } else {
-    asm volatile("atom.relaxed.cta.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  }
-  return old;
-#else
-  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-#endif
-}
-
 // The same for a 32-bit counter.
 template <Scope S>
 DISSECT_HD inline void add_relaxed(uint32_t* p, uint32_t v) {
@@ -170,24 +150,6 @@ DISSECT_HD inline T fetch_max(T* p, T v) {
   return device_ref<S>(p).fetch_max(v, cuda::memory_order_relaxed);
 #else
   return detail::fetch_extreme(p, v, [](T a, T b) { return b < a; });
-#endif
-}
-
-// Raises the 64-bit word at `p` in global memory to at least `v`, discarding the old value: one
-// `red`, as add_relaxed (fetch_max on a generic address is an atom behind a state-space test and
-// its branches, though nothing reads its answer).
-template <Scope S>
-DISSECT_HD inline void max_relaxed(uint64_t* p, uint64_t v) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (S == Scope::system) {
-    asm volatile("red.relaxed.sys.global.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-  } else if constexpr (S == Scope::gpu) {
-    asm volatile("red.relaxed.gpu.global.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-  } else {
-    asm volatile("red.relaxed.cta.global.max.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-  }
-#else
-  fetch_max<S>(p, v);
 #endif
 }
 

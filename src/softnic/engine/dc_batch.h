@@ -426,17 +426,15 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     // Held (in_flight.h), as RC's lone WQE.
     InFlight& f = begin_hold(w);
     f.plan = plan;
+    hold_cqe(f, v, wants_cqe, outcome, Completion == Scope::system);
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
     // connect rule changed, as a DC batch's pacing leaves it (the destination: at the release).
     // The target from the AV (passed its checks: the DCT's number is the AV's), as a batch's tags.
-    // The pipe's claim first, read after the CQE is built (RC's hold_lone_wqe says why).
     const DcPaceTarget target{r.nic, r.dct, address.dctn,
                               dc_connection_tag(static_cast<uint32_t>(address.rlid) - 1u, address.dctn)};
-    const PendingPace pace = start_dc_pace(w.profile, w.rates, const_cast<NicTables&>(local), v, start, wqebbs,
-                                           target, plan.source != nullptr, plan.length, false);
+    f.data_ns = pace_dc_write(w.profile, w.rates, const_cast<NicTables&>(local), v, start, wqebbs, target,
+                              plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
-    hold_cqe(f, v, wants_cqe, outcome, Completion == Scope::system);
-    f.data_ns = pace_ready(pace);
     f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
     // The inline words again from the ring (the slot is not reused before this WQE's CQE), not
     // from `word`: kept live across the pacing's calls, or held from them, its registers made the

@@ -76,13 +76,10 @@ struct DcPaceTarget {
 // (H100, 2026-12-06).
 // `connections` false (a DC lone window): the DCI's context lookup is left to
 // dc_charge_send_lookup after the CQE; the pipes and the target's receive side are claimed here.
-// start_dc_pace leaves the local pipe's claim travelling (pace_ready reads it: window.h's
-// start_pace says why); with the connection model's calls, whose answers are read at once, it
-// returns with nothing pending.
-DISSECT_HD inline PendingPace start_dc_pace(const TimingProfile& p, const PipeRates& rates, NicTables& local,
-                                           QpContext& qp, uint64_t start, uint32_t wqebbs,
-                                           const DcPaceTarget& target, bool pointer, uint64_t bytes,
-                                           bool connections) {
+DISSECT_HD inline uint64_t pace_dc_write(const TimingProfile& p, const PipeRates& rates, NicTables& local,
+                                         QpContext& qp, uint64_t start, uint32_t wqebbs,
+                                         const DcPaceTarget& target, bool pointer, uint64_t bytes,
+                                         bool connections = true) {
   DISSECT_PHASE_START;
   const bool connect = qp.dc_connected != target.tag;
   qp.dc_connected = start + wqebbs < qp.sq_target ? target.tag : 0;  // idle after this WQE: disconnected
@@ -90,27 +87,17 @@ DISSECT_HD inline PendingPace start_dc_pace(const TimingProfile& p, const PipeRa
   if (connect) add_relaxed<Scope::system>(&target.dct->connects, 1u);  // a reduction: nothing waits for it
   uint64_t ready = dc_data_ready_ns(p, qp.doorbell_rung_ns, pointer, connect ? 1 : 0);
   DISSECT_PHASE(17);
-  PendingPace pace{ready, PendingClaim{0, 0}};
+  uint64_t slot = 0;
   // A lone window's lookup after its CQE with the target on this NIC leaves only the pipe's
   // claim: made here, since the out-of-line call cost ~2,200 cycles for it (instruction fetch;
   // phase counters, H200, 2026-12-03).
   if (connection_model(p) && (connections || target.nic != &local)) {
-    const uint64_t slot =
-        dc_connection_state(local, qp.qpn, &qp.dc_destination, *target.nic, target.dctn, bytes, connections);
-    if (slot > pace.ready) pace.ready = slot;
+    slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, *target.nic, target.dctn, bytes, connections);
   } else {
     const double units = pipe_ns(rates, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
-    if (units > 0) pace.claim = issue_claim<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
+    if (units > 0) slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   }
-  return pace;
-}
-
-DISSECT_HD inline uint64_t pace_dc_write(const TimingProfile& p, const PipeRates& rates, NicTables& local,
-                                         QpContext& qp, uint64_t start, uint32_t wqebbs,
-                                         const DcPaceTarget& target, bool pointer, uint64_t bytes,
-                                         bool connections = true) {
-  const uint64_t ready = pace_ready(start_dc_pace(p, rates, local, qp, start, wqebbs, target, pointer, bytes, connections));
-  DISSECT_PHASE_START;
+  if (slot > ready) ready = slot;
   DISSECT_PHASE(18);
   return ready;
 }

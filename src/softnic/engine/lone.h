@@ -215,13 +215,10 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
   const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
   f.plan = x.plan;
   if (x.plan.source == nullptr) hold_inline_words<(2 * mlx5::MLX5_SEND_WQE_DS + 4) / 4>(f, x.word, x.plan.length);
-  // The pipe's claim first, read after the CQE is built: its round trip and the CQE's ~900 cycles
-  // of instructions overlap (start_pace).
-  const PendingPace pace = start_pace(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
   const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;
   hold_cqe(f, v, wants_cqe, WqeOutcome{x.syndrome, x.opcode, x.signaled != 0, 1, x.plan.length},
            Completion == Scope::system);
-  f.data_ns = pace_ready(pace);
+  f.data_ns = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
   f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
   f.lookup = moves && w.profile.qp_cache_entries != 0 ? IN_FLIGHT_RC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
   f.stage = IN_FLIGHT_PAYLOAD;

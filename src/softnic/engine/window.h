@@ -607,10 +607,8 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 // `connections`: the requester's context lookup now (its miss delays this window); false for a
 // lone window, which makes it after its CQE (charge_connection_state). The responder's receive
 // processing is claimed here either way: it is the responder's back-pressure.
-// start_pace issues the claim and returns with its answer unread (pace_ready reads it), so that a
-// caller can do its other work during the claim's round trip (hold_lone_wqe).
-DISSECT_HD inline PendingPace start_pace(Window& w, const QpContext& v, uint32_t messages,
-                                         uint64_t bytes, bool pointer, bool connections) {
+DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
+                                         uint64_t bytes, bool pointer, bool connections = true) {
   DISSECT_PHASE_START;
   const TimingProfile& p = w.profile;
   // From the doorbell's ring date (apply_doorbell): the profile's latency is the NIC's from the
@@ -627,15 +625,10 @@ DISSECT_HD inline PendingPace start_pace(Window& w, const QpContext& v, uint32_t
     if (c.received > ready) ready = c.received;
   }
   DISSECT_PHASE(17);
-  PendingPace pace{ready, PendingClaim{0, 0}};
-  if (cost > 0 && w.pipe != nullptr) pace.claim = issue_claim<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost));
-  return pace;
-}
-
-DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
-                                         uint64_t bytes, bool pointer, bool connections = true) {
-  const uint64_t ready = pace_ready(start_pace(w, v, messages, bytes, pointer, connections));
-  DISSECT_PHASE_START;
+  if (cost > 0 && w.pipe != nullptr) {
+    const uint64_t end = claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost));
+    if (end > ready) ready = end;
+  }
   DISSECT_PHASE(18);
   return ready;
 }
