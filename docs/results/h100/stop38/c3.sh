@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Stop 38 call 3: C = 458c0bb, D = 99bd+ (the lookup in two halves), E = D + the watch's lone
+# announcement (the head takes the watch's doorbell, checks beside the WQEBB), EC = C + that fold.
+# The GPU tier on E (from its tarball), then Table 5's sweep on E, then the four interleaved.
+set -u
+source scripts/device_ab.sh
+ab_start 570 c3
+ab_tree c .ab/c.tgz 3 > /dev/null &
+ab_tree d .ab/d.tgz 3 > /dev/null &
+ab_tree ec .ab/ec.tgz 3 > /dev/null &
+mkdir -p /tmp/e && tar -xzf .ab/e.tgz -C /tmp/e && cp -r .deps build-deps /tmp/e/
+(cd /tmp/e && JOBS=8 QUICK=1 STAGES="tests" OUT=$R timeout 360 scripts/device_run.sh > /dev/null 2>&1)
+wait
+mkdir -p /tmp/e-build && ln -sf /tmp/dissect-build-gpu/dissect /tmp/e-build/dissect
+echo "=== builds + E's GPU tier $(ab_el)"; tail -qn1 $R/c_build.log $R/d_build.log $R/ec_build.log
+grep -E "tests passed|tests failed|Failed|\*\*\*Failed|Not Run|Timeout" $R/ctest_gpu.log | head -20
+for round in 1 2; do for t in c d ec e; do
+  ab_run $t glf_$round gpu-latency --quick --runs 3 --nic-profile fast
+  ab_grep $t glf_$round "^gpu-latency +(inline|pointer) +put\+completion us"
+  ab_run $t glc_$round gpu-latency --quick --runs 3 --nic-profile cx7-ib
+  ab_grep $t glc_$round "^gpu-latency +(inline|pointer) +put\+completion us"
+done; done
+for t in c d ec e c d ec e; do
+  ab_run $t c64_$RANDOM nic-ceiling --qps 64 --sizes 8 --runs 1 --rounds 4
+  grep -hE "message rate" $(ls -t $R/${t}_c64_*.txt | head -1) | awk '{print "   ", $0}' | head -1
+done
+for t in c d ec e; do
+  ab_run $t dc gpu-latency --quick --runs 5 --transport dc --av compact --nic-profile cx7-ib
+  ab_grep $t dc "put\+completion us" | grep -v counters | head -4
+done
+for t in c d ec e; do for p in cx7-ib fast; do
+  ab_run $t nc_$p nic-ceiling --qps 1 --sizes 8 --rounds 1 --runs 1 --nic-profile $p
+  grep -E "doorbell to CQE us|stamped|seen to stamp|doorbell to seen|stamp to CQE|ring date" $R/${t}_nc_$p.txt | head -6 | awk '{print "   ", $(NF-6), $(NF-5), $(NF-4), $(NF-3)}'
+done; done
+AB_TIMEOUT=40 ab_run e sweep gpu-rate --sweep --quick
+echo "    $(grep -c 'timed out' $R/e_sweep.txt) timeouts"; grep -E "message rate|ceiling" $R/e_sweep.txt | head -14 | cut -c1-150
+B=/tmp/dissect-build-gpu; TEST=$(find $B -name gda_gpu_test -type f | head -1); DCT=$(find $B -name dc_gpu_test -type f | head -1)
+for tool in memcheck racecheck; do for c in stepped_engine window_order shared_cq_stepped stepped_pool; do
+  ab_room 25 "$tool $c" || continue
+  T=$TEST; [[ $c == stepped_pool ]] && T=$DCT
+  timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$T" "$c" > $R/san_${tool}_$c.log 2>&1
+  echo "--- $tool $c rc=$? $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' $R/san_${tool}_$c.log | head -1) $(ab_el)"
+done; done
+echo "=== done $(ab_el)"
+rm -f $R/device_run.log
+ab_pack
