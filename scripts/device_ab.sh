@@ -8,6 +8,8 @@
 #   ab_tree a .ab/a.tgz 6 & ab_tree h HEAD 10 & wait   # /tmp/a-build/dissect, /tmp/h-build/dissect
 #   for t in a h; do ab_run $t gl_fast gpu-latency --quick --runs 3; done
 #   ab_grep a gl_fast "put\+completion us"
+#   ab_tier e .ab/e.tgz 10                 # tree e with its GPU tier (ctest -L gpu) in $R
+#   ab_sanitize stepped_engine window_order stepped_pool
 #   ab_pack                                # $OUT/c1.tgz, the one file that comes back
 #
 # A tree's build has no tests (DISSECT_BUILD_TESTS=OFF); the GPU tier and compute-sanitizer need
@@ -55,6 +57,35 @@ ab_run() {
 
 # The lines of run RUN of tree NAME whose text matches PATTERN, metric and p50 only.
 ab_grep() { grep -E "$3" "$R/${1}_$2.txt" | grep -v "^experiment" | awk '{$NF=""; $(NF-1)=""; $(NF-2)=""; print "   ", $0}'; }
+
+# Builds tree NAME from tarball TGZ with the tests into /tmp/dissect-build-gpu and runs its GPU tier
+# (scripts/device_run.sh STAGES="tests", JOBS compile jobs, within LIMIT seconds); its dissect is
+# then /tmp/NAME-build/dissect as ab_run expects, and $R/ctest_gpu.log holds the tier.
+ab_tier() {
+  local name=$1 source=$2 jobs=${3:-10} limit=${4:-330}
+  mkdir -p "/tmp/$name" && tar -xzf "$source" -C "/tmp/$name" && cp -r .deps build-deps "/tmp/$name"/
+  (cd "/tmp/$name" && JOBS=$jobs QUICK=1 STAGES="tests" OUT=$R timeout "$limit" scripts/device_run.sh > /dev/null 2>&1)
+  mkdir -p "/tmp/$name-build" && ln -sf /tmp/dissect-build-gpu/dissect "/tmp/$name-build/dissect"
+  rm -f "$R/device_run.log"
+  echo "$name GPU tier $(grep -hE 'tests passed|tests failed' "$R/ctest_gpu.log" | head -1) $(ab_el)"
+}
+
+# compute-sanitizer memcheck and racecheck of the GPU tier's CASES (gda_gpu_test cases;
+# stepped_pool is dc_gpu_test's), 25 s each, skipped when the budget is short.
+ab_sanitize() {
+  local build=/tmp/dissect-build-gpu tool c binary
+  local gda dc
+  gda=$(find $build -name gda_gpu_test -type f | head -1)
+  dc=$(find $build -name dc_gpu_test -type f | head -1)
+  for tool in memcheck racecheck; do
+    for c in "$@"; do
+      ab_room 25 "$tool $c" || continue
+      binary=$gda; [[ $c == stepped_pool ]] && binary=$dc
+      timeout 25 compute-sanitizer --tool $tool --error-exitcode 9 "$binary" "$c" > "$R/san_${tool}_$c.log" 2>&1
+      echo "--- $tool $c rc=$? $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$R/san_${tool}_$c.log" | head -1) $(ab_el)"
+    done
+  done
+}
 
 # $R into $OUT/NAME.tgz (the device tool brings back at most eight files).
 ab_pack() { (cd "$OUT" && tar czf "$(basename "$R").tgz" "$(basename "$R")" && rm -rf "$(basename "$R")"); }
