@@ -91,7 +91,8 @@ class GpuRunner final : public EngineRunner {
               bool until_idle) {
     DeviceGuard guard(options_.device);
     reserve_local_memory(options_.local_memory_reserve);
-    preload_kernel(engine_kernel_function(), "loading the engine kernel");
+    const bool paced = options_.profile.enabled != 0;  // the profile the NIC's tables hold (softnic.cpp)
+    preload_kernel(engine_kernel_function(paced), "loading the engine kernel");
     if (!until_idle) {
       check_cuda(launch_resource_probe(generation, stream_), "softnic gpu: launching the resource probe");
       check_cuda(cudaStreamSynchronize(stream_), "softnic gpu: resource probe (local memory, printf FIFO)");
@@ -107,7 +108,7 @@ class GpuRunner final : public EngineRunner {
     l.warps = ctas * warps_per_cta;
     l.until_idle = until_idle ? 1 : 0;
     l.doorbell_dates = options_.doorbell_dates || options_.profile.enabled ? 1 : 0;
-    check_cuda(launch_engine_kernel(l, ctas, warps_per_cta, stream_), "softnic gpu: launching the engine kernel");
+    check_cuda(launch_engine_kernel(l, ctas, warps_per_cta, paced, stream_), "softnic gpu: launching the engine kernel");
   }
 
   // Waits (bounded) for the engine kernel to return; a failed kernel or a timeout marks the engine

@@ -208,8 +208,8 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 
   uint64_t data_ready = 0;  // leader only
   NicTables& nic = const_cast<NicTables&>(local);  // written only through atomics (pipe, counters)
-  const bool paced = w.profile.enabled != 0;  // `fast`: no clock, no connect rule, nothing waited
-  if (moved != 0 && paced) {
+  const bool profiled = paced(lanes, w);  // `fast`: no clock, no connect rule, nothing waited
+  if (moved != 0 && profiled) {
     lanes.each(moved, [&](uint32_t k) { pace_dc_lane(nic, v, staged, w.wqe, k, lane[lanes.slot(k)]); });
     const uint32_t connects = popcount(lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].connect; }));
     const uint32_t misses = popcount(lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].send_miss; }));
@@ -231,7 +231,7 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
   if (moved != 0) {
     lanes.each(moved, [&](uint32_t k) { perform_dc_payload(staged, v.sq_consumer + w.wqe[k].offset, w.wqe[k].plan); });
     lanes.sync();
-    if (paced) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });  // the CQEs after the acks
+    if (profiled) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });  // the CQEs after the acks
     // The DCI's route: the last moved WQE's DCT, when it did not go through the route already.
     const uint32_t routed = lanes.ballot(moved, [&](uint32_t k) { return lane[lanes.slot(k)].through_route; });
     const uint32_t j = moved - 1;
@@ -499,7 +499,7 @@ template <Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_dc_lone(const Lanes& lanes, Window& w, QpCopy& copy, QpContext& qp,
                                        const NicTables& local) {
   const uint32_t result = lanes.alone([&] {
-    return w.profile.enabled != 0 ? dc_lone_wqe<Completion, true>(w, copy, qp, local)
+    return paced(lanes, w) ? dc_lone_wqe<Completion, true>(w, copy, qp, local)
                                   : dc_lone_wqe<Completion, false>(w, copy, qp, local);
   });
   if (result == NOT_LONE) return Served{0, 0};

@@ -225,7 +225,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
   QpContext& v = copy.view;
   const RemoteSide remote = copy.remote;
   // A timing profile paces a window through calls (pace_payloads): the staged window's.
-  if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr || w.profile.enabled) {
+  if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr || paced(lanes, w)) {
     return Served{0, 0};
   }
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;

@@ -24,12 +24,13 @@ struct EngineLaunch {
 };
 
 
+// `paced`: the NIC's timing profile is enabled (the kernel built for it: gpu_kernel.cu).
 cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint32_t warps_per_cta,
-                                 cudaStream_t stream);
+                                 bool paced, cudaStream_t stream);
 // Sets up, while no engine runs, the per-context resources a user kernel may need on its first
 // launch (local memory, the printf FIFO): see gpu_engine.h, HAZARDS.
 cudaError_t launch_resource_probe(uint32_t index, cudaStream_t stream);
-const void* engine_kernel_function();
+const void* engine_kernel_function(bool paced);
 // With -DDISSECT_ENGINE_PHASES: prints the engine's per-phase cycle sums (lanes.h); else nothing.
 void print_engine_phases(cudaStream_t stream);
 

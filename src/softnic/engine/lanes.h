@@ -35,9 +35,16 @@ DISSECT_HD inline uint32_t lowest_set_bit(uint32_t v) {
 // v != ~0.
 DISSECT_HD inline uint32_t lowest_zero_bit(uint32_t v) { return lowest_set_bit(~v); }
 
+// Whether the windows a Lanes type runs are paced by a timing profile (window.h, paced): decided
+// per window from the NIC's profile, or fixed when the engine kernel is built for one case
+// (gpu_kernel.cu, engine_kernel<P>), so that the kernel of each holds none of the other's code.
+enum class Pacing : uint8_t { at_run_time, never, always };
+
 #if defined(__CUDACC__)
-// A whole warp, every lane active.
-struct WarpLanes {
+// A whole warp, every lane active; `P`: whether its windows are paced.
+template <Pacing P = Pacing::at_run_time>
+struct WarpLanesOf {
+  static constexpr Pacing PACING = P;
   static constexpr unsigned FULL = 0xffffffffu;
   // The lanes run at once: they copy at once only WQEs with disjoint destinations, and a window
   // ends at its first WQE overwriting an earlier one's bytes (window.h, finish_window). Performing
@@ -199,10 +206,12 @@ struct WarpLanes {
     return words * sizeof(Word);
   }
 };
+using WarpLanes = WarpLanesOf<>;
 #endif
 
 // One host thread standing in for the 32 lanes: each phase runs for every lane in turn.
 struct HostLanes {
+  static constexpr Pacing PACING = Pacing::at_run_time;
   // Lane k runs after lane k - 1: a window's payloads move one WQE after the other in WQE order,
   // so a write to bytes an earlier one wrote lands after it whatever they overlap (finish_window).
   static constexpr bool IN_TURN = true;

@@ -166,13 +166,13 @@ DISSECT_HD inline void release_in_place(Window& w) {
 // that its CQE precedes theirs, and when the engine stops.
 template <typename Lanes>
 DISSECT_HD inline void settle_in_flight(const Lanes& lanes, Window& w) {
-  if (w.in_flight.stage != IN_FLIGHT_NONE) lanes.leader([&] { release_in_flight(w, true); });
+  if (paced(lanes, w) && w.in_flight.stage != IN_FLIGHT_NONE) lanes.leader([&] { release_in_flight(w, true); });
 }
 
 // The engine loop's step each pass: what of the held WQE is due.
 template <typename Lanes>
 DISSECT_HD inline void release_due_in_flight(const Lanes& lanes, Window& w) {
-  if (w.in_flight.stage != IN_FLIGHT_NONE) lanes.leader([&] { release_in_flight(w, false); });
+  if (paced(lanes, w) && w.in_flight.stage != IN_FLIGHT_NONE) lanes.leader([&] { release_in_flight(w, false); });
 }
 
 // Retires the lone WQE `x` (retire_window) and keeps its keys for the next window's guess.
@@ -300,7 +300,7 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
 template <Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_lone(const Lanes& lanes, Window& w, QpCopy& copy, QpContext& qp) {
   const uint32_t result = lanes.alone([&] {
-    return w.profile.enabled != 0 ? lone_wqe<Completion, true>(w, copy, qp)
+    return paced(lanes, w) ? lone_wqe<Completion, true>(w, copy, qp)
                                   : lone_wqe<Completion, false>(w, copy, qp);
   });
   if (result == NOT_LONE) return Served{0, 0};

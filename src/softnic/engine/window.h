@@ -134,6 +134,16 @@ DISSECT_HD inline void use_profile(Window& w, const TimingProfile& p) {
   w.rates = pipe_rates(p);
 }
 
+// Whether the windows of `lanes` are paced (a timing profile is enabled): the NIC's profile, or a
+// constant where the engine kernel was built for one case (Pacing, lanes.h), whose callers then
+// compile only the branch they take.
+template <typename Lanes>
+DISSECT_HD inline bool paced(const Lanes&, const Window& w) {
+  if constexpr (Lanes::PACING == Pacing::never) return false;
+  if constexpr (Lanes::PACING == Pacing::always) return true;
+  return w.profile.enabled != 0;
+}
+
 // Phase 1 for the WQEBB at `offset`: the size of the WQE starting there if it can join a window.
 DISSECT_HD inline uint8_t window_wqe_size(const QpContext& qp, const mlx5::send_ring& staged,
                                           uint32_t offset, uint32_t available) {
@@ -693,7 +703,7 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   const uint32_t executed = failures ? moved + 1 : count;
   DISSECT_PHASE(4);
   uint64_t data_ready = 0;  // leader only
-  if (w.profile.enabled) {
+  if (paced(lanes, w)) {
     const bool pointers = (flags[WQE_READS_SOURCE] & lanes_below(moved)) != 0;
     const uint64_t bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
     lanes.leader([&] {
@@ -702,7 +712,7 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
     });
   }
   perform_window(lanes, w, v, moved, popcount(flags[WQE_MEDIUM] & lanes_below(moved)));
-  if (w.profile.enabled) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });
+  if (paced(lanes, w)) lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ready)); });
   DISSECT_PHASE(5);
 
   uint32_t after[WQE_FLAGS - WQE_BEFORE_PERFORM];
@@ -761,14 +771,14 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
                          v.sq_target >= v.sq_consumer + WINDOW_LANES;
     if (!backlog) {
       uint64_t doorbell = 0;
-      const bool paced = w.profile.enabled != 0;
+      const bool profiled = paced(lanes, w);
       if (copy_holds<Doorbell>(c, qp, &doorbell)) {
-        apply_doorbell(qp, c.view, doorbell, paced, w.clock);
+        apply_doorbell(qp, c.view, doorbell, profiled, w.clock);
       } else {
         w.state = refresh_copy(c, qp, local);
         if (c.qp != nullptr && c.view.transport == QP_TRANSPORT_DCI) c.dc_route = DcRoute{};
         if (w.state != QP_STATE_RESET) {
-          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), paced, w.clock);
+          apply_doorbell(qp, c.view, load_acquire<Doorbell>(c.view.doorbell), profiled, w.clock);
         }
       }
     }
