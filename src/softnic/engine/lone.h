@@ -239,9 +239,9 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
 
 // Executes the WQE at the consumer of `copy` (open, in RTS, exactly one WQEBB announced) in the
 // calling lane; returns its syndrome (0: it succeeded), or NOT_LONE without a side effect.
-// `Paced`: w.profile is enabled, and the WQE waits for its dates (hold_lone_wqe). Both
-// instantiations are inlined into the engine loop: out of line, the paced one's call and return
-// cost ~1,500 cycles a WQE (phase counters, H200), and inlined the kernel does not spill.
+// `Paced`: w.profile is enabled, and the WQE waits for its dates (hold_lone_wqe). Inlined into the
+// engine loop, each into the kernel of its pacing (engine_kernel<P>; the host engine has both):
+// out of line, the paced one's call and return cost ~1,500 cycles a WQE (phase counters, H200).
 //
 // Ordering, one lane: the CQE body and the payload are this lane's plain stores, and
 // publish_cqe's release store of the CQE's last word orders every earlier store of the lane
