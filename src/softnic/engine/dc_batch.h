@@ -500,7 +500,7 @@ DISSECT_HD inline Served serve_dc_lone(const Lanes& lanes, Window& w, QpCopy& co
                                        const NicTables& local) {
   const uint32_t result = lanes.alone([&] {
     return paced(lanes, w) ? dc_lone_wqe<Completion, true>(w, copy, qp, local)
-                                  : dc_lone_wqe<Completion, false>(w, copy, qp, local);
+                           : dc_lone_wqe<Completion, false>(w, copy, qp, local);
   });
   if (result == NOT_LONE) return Served{0, 0};
   Served s{1, static_cast<uint8_t>(result)};

@@ -17,9 +17,10 @@
 // Under a timing profile the lone WQE is held (in_flight.h, hold_lone_wqe): read and checked as
 // under `fast`, its dates computed by pace_payloads as for a window of one (the ring date plus the
 // doorbell's latency, the pipe, the responder's receive processing), its CQE written but for its
-// stamp and last word, the WQE retired; its payload, CQE and requester lookup follow at their dates, released in place when
-// the CQE's date is near (release_now: the engine loop would come back to it late), else by the
-// engine loop (release_in_flight), the warp watching the doorbells meanwhile. Before, a profile
+// stamp and last word; its payload, CQE and requester lookup follow at their dates, released in
+// place when the CQE's date is near (release_now: the engine loop would come back to it late), else
+// by the engine loop (release_in_flight), the warp watching the doorbells meanwhile; the WQE is
+// retired after an in-place release, or at the hold when the loop releases it. Before, a profile
 // sent it through the staged window, whose own work took 4.6 us, longer than cx7-ib's 3.3 us it
 // was to overlap (docs/softnic-engine.md, "The paced lone window", "The held lone WQE").
 #pragma once
@@ -301,7 +302,7 @@ template <Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_lone(const Lanes& lanes, Window& w, QpCopy& copy, QpContext& qp) {
   const uint32_t result = lanes.alone([&] {
     return paced(lanes, w) ? lone_wqe<Completion, true>(w, copy, qp)
-                                  : lone_wqe<Completion, false>(w, copy, qp);
+                           : lone_wqe<Completion, false>(w, copy, qp);
   });
   if (result == NOT_LONE) return Served{0, 0};
   Served s{1, static_cast<uint8_t>(result)};
