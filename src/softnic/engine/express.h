@@ -18,6 +18,7 @@
 #include <cstring>
 #endif
 
+#include "held_windows.h"
 #include "window.h"
 
 namespace dissect::softnic {
@@ -183,29 +184,6 @@ DISSECT_HD inline void store_inline(const ExpressWqe& x) {
 #endif
 }
 
-// A one-segment payload under WARP_COPY_BYTES whose source and destination do not overlap (the
-// rest are no express WQEs), by its lane: words of the widest size both ends allow, four in
-// flight (copy_groups), then the bytes after them.
-DISSECT_HD inline void copy_pointer(const WritePlan& plan) {
-#if defined(__CUDA_ARCH__)
-  uint8_t* out = plan.destination;
-  const uint8_t* in = plan.source;
-  const uint64_t length = plan.length;
-  const uintptr_t ends = reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in);
-  uint64_t done = 0;
-  if ((ends & 7) == 0) {
-    done = copy_groups<uint64_t>(out, in, length);
-  } else if ((ends & 3) == 0) {
-    done = copy_groups<uint32_t>(out, in, length);
-  } else {
-    done = copy_groups<uint8_t>(out, in, length);
-  }
-  for (uint64_t k = done; k < length; ++k) out[k] = in[k];
-#else
-  std::memcpy(plan.destination, plan.source, plan.length);
-#endif
-}
-
 // The payload of an express WQE: a WRITE that passed its checks (a failure's plan is empty) from
 // its inline bytes or its source; nothing for the rest.
 DISSECT_HD inline void store_payload(const ExpressWqe& x) {
@@ -217,6 +195,47 @@ DISSECT_HD inline void store_payload(const ExpressWqe& x) {
   }
 }
 
+// The payloads and CQEs of a paced express window (its CQE bodies written, their stamps
+// provisional): its dates from pace_payloads (the pipe, the doorbell's latency, the connection
+// state), then held (held_windows.h) when the warp holds windows, so that it serves the next
+// window meanwhile; else moved and released at their dates in place. Each CQE leaves stamped
+// (stamp_cqe) with its release's time.
+template <Scope Completion, typename Lanes>
+DISSECT_HD inline void pace_express_window(const Lanes& lanes, Window& w, const QpContext& v,
+                                           const ExpressWqe (&x)[Lanes::SLOTS], uint32_t moved,
+                                           uint32_t executed, uint64_t bytes) {
+  const bool pointers =
+      lanes.ballot(moved, [&](uint32_t k) { return x[lanes.slot(k)].plan.source != nullptr; }) != 0;
+  constexpr uint32_t FIRST_INLINE_WORD = (2 * mlx5::MLX5_SEND_WQE_DS + 4) / 4;
+  if (w.holds != 0 && w.held != nullptr) {
+    const uint32_t at = next_held_window(lanes, w);
+    lanes.mine(executed, [&](uint32_t k) {
+      const ExpressWqe& e = x[lanes.slot(k)];
+      hold_wqe<FIRST_INLINE_WORD>(w.held->wqe[at][k], e.plan, e.word, e.cqe, e.cqe_tail);
+    });
+    lanes.leader([&] {
+      close_held_window(w, at, v, pace_payloads(w, v, moved, bytes, pointers), executed,
+                        Completion == Scope::system);
+    });
+    release_due_held_windows(lanes, w);  // dates already near: spun to now rather than a pass on
+    return;
+  }
+  uint64_t data_ns = 0;  // the leader's
+  lanes.leader([&] {
+    data_ns = pace_payloads(w, v, moved, bytes, pointers);
+    wait_until(data_ns);
+  });
+  lanes.mine(moved, [&](uint32_t k) { store_payload(x[lanes.slot(k)]); });
+  // The barrier before the leader's wait orders every lane's payload before every CQE's release.
+  lanes.leader([&] { wait_until(cqe_release_ns(w.profile, data_ns)); });
+  lanes.mine(executed, [&](uint32_t k) {
+    const ExpressWqe& e = x[lanes.slot(k)];
+    if (e.cqe == nullptr) return;
+    stamp_cqe(e.cqe, now_ns(), v.doorbell_rung_ns, v.doorbell_seen_ns);
+    publish_cqe<Completion>(e.cqe, e.cqe_tail);
+  });
+}
+
 // Executes the window of `copy` (w.copy, opened by open_window, in RTS) when every announced WQEBB the
 // window can hold starts a WQE that joins; returns Served{0, 0} without a side effect otherwise.
 template <Scope Completion, typename Lanes>
@@ -224,10 +243,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
   DISSECT_PHASE_START;
   QpContext& v = copy.view;
   const RemoteSide remote = copy.remote;
-  // A timing profile paces a window through calls (pace_payloads): the staged window's.
-  if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr || paced(lanes, w)) {
-    return Served{0, 0};
-  }
+  if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr) return Served{0, 0};
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   ExpressWqe x[Lanes::SLOTS];
   lanes.mine(probe, [&](uint32_t k) { read_express_wqe(copy, k, x[lanes.slot(k)]); });
@@ -267,14 +283,21 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
     e.cqe = cqe_entry(v.send_cq, index);
     e.cqe_tail = write_cqe_body(e.cqe, v.send_cq, index, cqe, cqe_opcode);
   });
-  lanes.mine(moved, [&](uint32_t k) { store_payload(x[lanes.slot(k)]); });
-  // Every lane's CQE release below covers every lane's payload (publish_cqe: cumulativity).
-  lanes.sync();
-  DISSECT_PHASE(5);
-  lanes.mine(executed, [&](uint32_t k) {
-    const ExpressWqe& e = x[lanes.slot(k)];
-    if (e.cqe != nullptr) publish_cqe<Completion>(e.cqe, e.cqe_tail);
-  });
+  bool paced_here = false;
+  if constexpr (MAY_HOLD_WINDOWS<Lanes>) {  // the fast kernel instantiates none of it (held_windows.h)
+    paced_here = paced(lanes, w);
+    if (paced_here) pace_express_window<Completion>(lanes, w, v, x, moved, executed, bytes);
+  }
+  if (!paced_here) {
+    lanes.mine(moved, [&](uint32_t k) { store_payload(x[lanes.slot(k)]); });
+    // Every lane's CQE release below covers every lane's payload (publish_cqe: cumulativity).
+    lanes.sync();
+    DISSECT_PHASE(5);
+    lanes.mine(executed, [&](uint32_t k) {
+      const ExpressWqe& e = x[lanes.slot(k)];
+      if (e.cqe != nullptr) publish_cqe<Completion>(e.cqe, e.cqe_tail);
+    });
+  }
   DISSECT_PHASE(6);
   WindowTally tally{};
   tally.executed = executed;

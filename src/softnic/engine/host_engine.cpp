@@ -84,7 +84,9 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
   window.pipe = &tables->pipe_busy_until;
   window.nic = tables;
   window.qp_cache = tables->qp_cache;
-  window.holds = 1;  // this loop releases held lone WQEs (in_flight.h)
+  window.holds = 1;  // this loop releases held lone WQEs (in_flight.h) and windows
+  HeldWindows held{};  // paced express windows in flight (held_windows.h)
+  window.held = &held;
   uint32_t idle = 0;
   uint64_t passes = 0;
   uint64_t unreported = 0;  // WQEs executed since this thread last added to the status block
@@ -95,6 +97,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
     // pass is not free on a spinning thread.
     if (window.profile.enabled) window.clock.pass_ns = now_ns();
     release_due_in_flight(lanes, window);
+    release_due_held_windows(lanes, window);
     uint32_t executed = 0;
     for (uint32_t i = index; i < qps; i += count) {
       QpContext& qp = tables->qps[i];
@@ -114,8 +117,8 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
       unreported = 0;
       if (index == 0) __atomic_store_n(&status->heartbeat, passes / HEARTBEAT_PASSES, __ATOMIC_RELEASE);
     }
-    if (executed != 0 || window.in_flight.stage != IN_FLIGHT_NONE) {
-      idle = 0;  // a held WQE's date may come within a pass: no yield
+    if (executed != 0 || window.in_flight.stage != IN_FLIGHT_NONE || !holds_no_window(lanes, window)) {
+      idle = 0;  // a held WQE's or window's date may come within a pass: no yield
     } else if (++idle >= IDLE_PASSES_BEFORE_YIELD) {
       std::this_thread::yield();
       idle = 0;
@@ -124,6 +127,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
     }
   }
   settle_in_flight(lanes, window);  // stopping: a held WQE's payload and CQE still come
+  settle_held_windows(lanes, window);
   if (status != nullptr) __atomic_fetch_add(&status->wqes_executed, unreported, __ATOMIC_RELAXED);
   if (status != nullptr && index == 0) {
     __atomic_store_n(&status->phase, uint32_t{ENGINE_EXITED}, __ATOMIC_RELEASE);

@@ -77,16 +77,7 @@ DISSECT_HD inline void store_held_payload(const InFlight& f) {
     copy_pointer(plan);
     return;
   }
-#if defined(__CUDA_ARCH__)
-  if (((reinterpret_cast<uintptr_t>(plan.destination) | plan.length) & 3) == 0) {
-    for (uint32_t k = 0; 4 * k < plan.length; ++k) reinterpret_cast<uint32_t*>(plan.destination)[k] = f.bytes[k];
-    return;
-  }
-  const uint8_t* in = reinterpret_cast<const uint8_t*>(f.bytes);
-  for (uint32_t k = 0; k < plan.length; ++k) plan.destination[k] = in[k];
-#else
-  std::memcpy(plan.destination, f.bytes, plan.length);
-#endif
+  store_payload_words(plan.destination, plan.length, f.bytes);
 }
 
 // The held WQE's CQE, its date come: stamped and released (`Completion`: its observers' scope).

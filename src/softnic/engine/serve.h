@@ -46,8 +46,10 @@ template <Scope Doorbell, Scope Completion, typename Lanes>
 DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& qp,
                                       const NicTables& local, QpCopy* cache, bool checked = false) {
   DISSECT_PHASE_START;
-  // A held lone WQE (in_flight.h) first: its CQE precedes every later one of the warp's.
+  // A held lone WQE (in_flight.h) first: its CQE precedes every later one of the warp's. Then the
+  // held windows whose dates have come (held_windows.h): the loop's pass may be long in coming.
   settle_in_flight(lanes, w);
+  release_due_held_windows(lanes, w);
   DISSECT_PHASE(26);
   open_window<Doorbell>(lanes, w, qp, cache, local, checked);
   if (w.state == QP_STATE_RESET || w.available == 0) return Served{0, 0};
@@ -63,17 +65,24 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     return later;
   }
 #endif
-  if (w.state != QP_STATE_RTS) return serve_alone(lanes, qp, local);  // flushes
+  // Every window below but the express one waits in place: what the warp holds goes first.
+  if (w.state != QP_STATE_RTS) {
+    settle_held_windows(lanes, w);
+    return serve_alone(lanes, qp, local);  // flushes
+  }
   // A DCI's WRITEs (dc_batch.h): the DC lone window under `fast`, else a DC batch, one modelled
   // wait for up to 32.
   if (copy.view.transport == QP_TRANSPORT_DCI) {
+    settle_held_windows(lanes, w);
     if (w.available <= 2) {
       const Served lone = serve_dc_lone<Completion>(lanes, w, copy, qp, local);
       if (lone.executed != 0) return lone;
     }
     return serve_dc_batch_out_of_line<Completion>(lanes, w, qp, local);
   }
-  if (w.available == 1) {
+  // The lone window holds its WQE apart from the held windows: only with none held (else an express
+  // window of one holds it behind them).
+  if (w.available == 1 && holds_no_window(lanes, w)) {
     DISSECT_PHASE(27);
     const Served lone = serve_lone<Completion>(lanes, w, copy, qp);
     DISSECT_PHASE(28);
@@ -81,6 +90,7 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
   }
   const Served express = serve_express<Completion>(lanes, w, copy, qp);
   if (express.executed != 0) return express;
+  settle_held_windows(lanes, w);
   return serve_staged_window_out_of_line<Completion>(lanes, w, qp, local);
 }
 

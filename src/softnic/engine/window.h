@@ -97,6 +97,8 @@ struct DoorbellClock {
 // much before the model allows had the engine been faster than the profile. 0 without a clock.
 DISSECT_HD inline uint64_t ring_date(const DoorbellClock& c) { return c.pass_ns; }
 
+struct HeldWindows;  // held_windows.h
+
 // One warp's scratch (shared memory on the GPU).
 struct Window {
   // The announced WQEBBs at the consumer, copied at once (WQEBB j in slot j % 32): every later
@@ -123,6 +125,9 @@ struct Window {
   // lone window releases it before it returns, as a window waits in place.
   InFlight in_flight;
   uint32_t holds;
+  // The warp's ring of paced express windows in flight (held_windows.h); null: none is held, a
+  // paced window waits for its dates in place.
+  HeldWindows* held;
   DISSECT_HD mlx5::send_ring staged() const {
     return mlx5::send_ring{const_cast<uint8_t*>(stage), WINDOW_LANES};
   }
@@ -236,6 +241,44 @@ DISSECT_HD inline DISSECT_COLD void copy_unaliased(uint8_t* out, const uint8_t* 
   if (length - done >= 8) copy_bytes(out + done, in + done, length - done);  // unaligned, large
 #else
   std::memcpy(out, in, length);
+#endif
+}
+
+// A one-segment payload under WARP_COPY_BYTES whose source and destination do not overlap (the
+// rest are no express WQEs), by its lane: words of the widest size both ends allow, four in
+// flight (copy_groups), then the bytes after them.
+DISSECT_HD inline void copy_pointer(const WritePlan& plan) {
+#if defined(__CUDA_ARCH__)
+  uint8_t* out = plan.destination;
+  const uint8_t* in = plan.source;
+  const uint64_t length = plan.length;
+  const uintptr_t ends = reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in);
+  uint64_t done = 0;
+  if ((ends & 7) == 0) {
+    done = copy_groups<uint64_t>(out, in, length);
+  } else if ((ends & 3) == 0) {
+    done = copy_groups<uint32_t>(out, in, length);
+  } else {
+    done = copy_groups<uint8_t>(out, in, length);
+  }
+  for (uint64_t k = done; k < length; ++k) out[k] = in[k];
+#else
+  std::memcpy(plan.destination, plan.source, plan.length);
+#endif
+}
+
+// An inline payload of `length` bytes from the 4-byte words it was held in (a held WQE's: lone.h,
+// held_windows.h): 4 B stores where the destination and length allow, else byte stores.
+DISSECT_HD inline void store_payload_words(uint8_t* out, uint64_t length, const uint32_t* words) {
+#if defined(__CUDA_ARCH__)
+  if (((reinterpret_cast<uintptr_t>(out) | length) & 3) == 0) {
+    for (uint32_t k = 0; 4 * k < length; ++k) reinterpret_cast<uint32_t*>(out)[k] = words[k];
+    return;
+  }
+  const uint8_t* in = reinterpret_cast<const uint8_t*>(words);
+  for (uint32_t k = 0; k < length; ++k) out[k] = in[k];
+#else
+  std::memcpy(out, words, length);
 #endif
 }
 

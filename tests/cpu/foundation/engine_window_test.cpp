@@ -529,6 +529,8 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
   softnic::Window window{};
   window.profile.enabled = profiled ? 1 : 0;
   window.holds = held ? 1 : 0;
+  softnic::HeldWindows ring{};  // held: the paced express windows, too (held_windows.h)
+  if (held) window.held = &ring;
   // Held: dates far enough ahead that the lone window holds its WQE rather than releasing it in
   // place (IN_FLIGHT_HOLD_MIN_NS); the next visit's settle waits for them.
   if (held) window.profile.doorbell_to_data_ns = softnic::IN_FLIGHT_HOLD_MIN_NS + 2000;
@@ -569,6 +571,9 @@ bool run_differential(uint32_t seed, bool hazards, Outcome* outcome, Mix mix = M
     }
     drain(*reference, *windowed, window, mix);
     EXPECT_EQ(window.in_flight.stage, softnic::IN_FLIGHT_NONE) << "a visit that found nothing left a WQE held";
+    // Held windows wait for their dates, not for a visit: the engine loop's last steps.
+    softnic::settle_held_windows(softnic::HostLanes{}, window);
+    EXPECT_EQ(ring.head, ring.tail) << "a settle left a window held";
 
     SCOPED_TRACE("seed " + std::to_string(seed) + ", after round " + std::to_string(r) +
                  "; program:\n" + trace.str());
@@ -666,6 +671,75 @@ TEST(EngineWindow, HeldLoneWqesMatchOneWqeAtATime) {
   EXPECT_GT(outcome.errors, 10u);
   const Outcome mixed = run_seeds(50, Hazards::none, Mix::any, /*profiled=*/true, /*held=*/true);
   EXPECT_GT(mixed.windowed_wqes, 2500u);
+}
+
+// Paced express windows held in the warp's ring (held_windows.h), released oldest first at the next
+// visits and the settle: the outcome of one WQE at a time, error CQEs before their flushes, and the
+// ring's wrap (more windows than it holds) waits for the oldest.
+TEST(EngineWindow, HeldWindowsMatchOneWqeAtATime) {
+  const Outcome outcome = run_seeds(100, Hazards::every_other, Mix::one_wqebb, /*profiled=*/true, /*held=*/true);
+  EXPECT_GT(outcome.windowed_wqes, 5000u);
+  EXPECT_GT(outcome.errors, 10u);
+}
+
+// Held windows wait for their dates: the visits return with every window retired and nothing
+// written, a fifth window waits for the first to leave the ring of four, the loop's step before
+// the fifth's dates does nothing, and the settle writes every payload and CQE in order, each CQE
+// stamped no earlier than its ring date plus the profile's latencies.
+TEST(EngineWindow, HeldWindowsWaitForTheirDates) {
+  auto s = std::make_unique<Synthetic>(64, 128, 0);
+  softnic::Window window{};
+  window.profile.enabled = 1;
+  window.profile.doorbell_to_data_ns = 3'000'000;  // 3 ms: far beyond a visit on any machine
+  window.profile.data_to_cqe_ns = 1'000'000;
+  window.holds = 1;
+  softnic::HeldWindows ring{};
+  window.held = &ring;
+  const softnic::HostLanes lanes;
+  constexpr uint32_t WINDOWS = softnic::HELD_WINDOWS + 1, PER_WINDOW = 4;
+  std::vector<uint64_t> rung;
+  for (uint32_t n = 0; n < WINDOWS; ++n) {
+    for (uint32_t k = 0; k < PER_WINDOW; ++k) {
+      Op op;
+      op.kind = Kind::inline_write;
+      op.length = 8;
+      op.signaled = true;
+      op.dest_offset = 8 * (n * PER_WINDOW + k);
+      op.payload.assign(8, static_cast<uint8_t>(1 + n * PER_WINDOW + k));
+      build(*s, op);
+    }
+    s->ring_doorbell(s->producer);
+    // The first four rung 2.5 ms ago, as the engine loop's pass clock may date them (ring_date):
+    // due 0.5 ms and 1.5 ms from now. The fifth is dated when seen (no clock): 3 ms ahead.
+    window.clock.pass_ns = n + 1 < WINDOWS ? dissect::now_ns() - 2'500'000 : 0;
+    const uint64_t consumer = s->qp().sq_consumer;
+    const softnic::Served served = softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64);
+    ASSERT_EQ(served.executed, PER_WINDOW) << "window " << n;
+    EXPECT_EQ(s->qp().sq_consumer, consumer + PER_WINDOW) << "a held window is retired at its hold";
+    rung.push_back(s->qp().doorbell_rung_ns);
+    // Until the ring is full nothing is due; the fifth waits for the oldest, by when the next
+    // three are due too.
+    if (n < softnic::HELD_WINDOWS) EXPECT_EQ(ring.tail - ring.head, n + 1) << "window " << n;
+  }
+  const uint8_t* bytes = s->destination_bytes();
+  EXPECT_EQ(bytes[0], 1) << "the fifth window's hold released the oldest";
+  const uint32_t last = (WINDOWS - 1) * PER_WINDOW;  // the fifth window's first WQE
+  EXPECT_NE(bytes[8 * last], 1 + last) << "the fifth window's payload before its date";
+  const auto cqe = [&](uint32_t i) -> const mlx5::mlx5_cqe64& { return s->send_cqes[i % s->send_cqes.size()]; };
+  const uint8_t unowned = cqe(last).op_own;
+  softnic::release_due_held_windows(lanes, window);  // the loop's step, ~3 ms early
+  EXPECT_NE(ring.tail, ring.head);
+  EXPECT_NE(bytes[8 * last], 1 + last) << "the loop's step moved a payload early";
+  EXPECT_EQ(cqe(last).op_own, unowned) << "a CQE before its date";
+  softnic::settle_held_windows(lanes, window);
+  EXPECT_EQ(ring.tail, ring.head);
+  for (uint32_t i = 0; i < WINDOWS * PER_WINDOW; ++i) {
+    EXPECT_EQ(bytes[8 * i], 1 + i) << "payload of WQE " << i;
+    EXPECT_EQ(cqe(i).op_own >> 4, mlx5::MLX5_CQE_REQ) << "CQE " << i;
+    EXPECT_EQ(cqe(i).wqe_counter.value(), static_cast<uint16_t>(i)) << "CQE " << i;
+    EXPECT_GE(cqe(i).timestamp.value(), rung[i / PER_WINDOW] + 4'000'000)
+        << "CQE " << i << " before its ring date plus the latencies";
+  }
 }
 
 // A held WQE's payload and CQE wait for their dates, not for the visit: the visit returns with the

@@ -71,9 +71,11 @@ struct Layout {
 };
 
 // layout "one-gpu": both PEs on one engine (device 0); "two-gpus": PE i on device i.
+// `profile`: the NICs' timing profile (softnic/profile.h).
 inline std::unique_ptr<Layout> make_layout(const std::string& name, softnic::EngineKind engine,
                                            nic::Placement placement, size_t bytes,
-                                           nic::QpAttributes attributes = {}) {
+                                           nic::QpAttributes attributes = {},
+                                           const char* profile = "fast") {
   auto layout = std::make_unique<Layout>();
   layout->name = name;
   const int nics = name == "two-gpus" ? 2 : 1;
@@ -82,6 +84,7 @@ inline std::unique_ptr<Layout> make_layout(const std::string& name, softnic::Eng
     o.device = d;
     o.engine = engine;
     o.start_engine = false;  // set everything up first: allocation calls never race the engine
+    o.profile = softnic::timing_profile(profile);
     layout->nics.push_back(std::make_unique<softnic::SoftNic>(o));
   }
   if (nics == 2) GT_CHECK(softnic::enable_peer_access(0, 1), "peer access 0<->1");
