@@ -244,6 +244,9 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
   QpContext& v = copy.view;
   const RemoteSide remote = copy.remote;
   if (v.transport != QP_TRANSPORT_RC || remote.responder == nullptr) return Served{0, 0};
+  // A paced window that is not held waits for its dates through calls (pace_payloads): the staged
+  // window's.
+  if (!Lanes::HOLDS_WINDOWS && paced(lanes, w)) return Served{0, 0};
   const uint32_t probe = w.available < WINDOW_LANES ? w.available : WINDOW_LANES;
   ExpressWqe x[Lanes::SLOTS];
   lanes.mine(probe, [&](uint32_t k) { read_express_wqe(copy, k, x[lanes.slot(k)]); });
@@ -284,7 +287,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
     e.cqe_tail = write_cqe_body(e.cqe, v.send_cq, index, cqe, cqe_opcode);
   });
   bool paced_here = false;
-  if constexpr (MAY_HOLD_WINDOWS<Lanes>) {  // the fast kernel instantiates none of it (held_windows.h)
+  if constexpr (Lanes::HOLDS_WINDOWS) {  // the GPU kernels instantiate none of it (held_windows.h)
     paced_here = paced(lanes, w);
     if (paced_here) pace_express_window<Completion>(lanes, w, v, x, moved, executed, bytes);
   }

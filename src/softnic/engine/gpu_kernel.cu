@@ -136,8 +136,6 @@ __device__ inline uint32_t next_visit(uint32_t due, uint32_t from, uint32_t mine
 // case's code cannot move: the engine warp is bound by instruction fetch, and with both in one
 // kernel a change to the paced path alone moved the fast path's put+completion by up to 0.3 us
 // (H100, 2026-12-06). The runner launches the one its NIC's profile names (launch_engine_kernel).
-static_assert(sizeof(Window) % alignof(HeldWindows) == 0, "the held windows' rings follow the Windows");
-
 template <Pacing P>
 __global__ void engine_kernel(EngineLaunch p) {
   extern __shared__ Window windows[];
@@ -158,15 +156,8 @@ __global__ void engine_kernel(EngineLaunch p) {
     w.nic = p.tables;
     w.qp_cache = p.tables->qp_cache;
     w.in_flight.stage = IN_FLIGHT_NONE;
-    w.holds = 1;  // this loop releases held lone WQEs (release_due_in_flight) and windows
-    // The paced kernel's rings of held windows follow the CTA's Windows (launch_engine_kernel).
-    w.held = nullptr;
-    if constexpr (P == Pacing::always) {
-      HeldWindows* rings = reinterpret_cast<HeldWindows*>(windows + blockDim.x / 32);
-      w.held = rings + warp_in_cta;
-      w.held->head = 0;
-      w.held->tail = 0;
-    }
+    w.holds = 1;  // this loop releases held lone WQEs (release_due_in_flight)
+    w.held = nullptr;  // its windows are never held (lanes.h, HOLDS_WINDOWS)
   }
   __syncwarp();
   if (leader) {
@@ -197,7 +188,6 @@ __global__ void engine_kernel(EngineLaunch p) {
     const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     if (due != 0) DISSECT_PHASE(16);
     release_due_in_flight(lanes, w);
-    release_due_held_windows(lanes, w);
     if (due != 0) DISSECT_PHASE(30);
     uint32_t executed = 0;
     for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
@@ -235,15 +225,14 @@ __global__ void engine_kernel(EngineLaunch p) {
       break;
     }
     if (leader && passes % HEARTBEAT_PASSES == 0) heartbeat(p, passes);
-    if (executed != 0 || w.in_flight.stage != IN_FLIGHT_NONE || !holds_no_window(lanes, w)) {
-      sleep_ns = 0;  // a held WQE's or window's date may come within a pass: no sleep (in_flight.h)
+    if (executed != 0 || w.in_flight.stage != IN_FLIGHT_NONE) {
+      sleep_ns = 0;  // a held WQE's date may come within a pass: no sleep (in_flight.h)
     } else {
       sleep_ns = sleep_ns == 0 ? 32 : (sleep_ns < MAX_IDLE_SLEEP_NS ? 2 * sleep_ns : sleep_ns);
       __nanosleep(warp < count ? sleep_ns : 4 * MAX_IDLE_SLEEP_NS);  // no QP of its own yet
     }
   }
   settle_in_flight(lanes, w);  // stopping: a held WQE's payload and CQE still come, at their dates
-  settle_held_windows(lanes, w);
   if (lanes.lane() == 0 && atomicAdd(&p.counts[1], 1ull) + 1 == p.warps) {
     // The last warp out: every WQE count is in.
     heartbeat(p, passes);
@@ -266,8 +255,7 @@ __global__ void resource_probe_kernel(uint32_t index, uint32_t* out) {
 
 cudaError_t launch_engine_kernel(const EngineLaunch& launch, uint32_t ctas, uint32_t warps_per_cta,
                                  bool paced, cudaStream_t stream) {
-  // The paced kernel's warps each hold a ring of windows in flight (held_windows.h) after the Windows.
-  const size_t shared = size_t{warps_per_cta} * (sizeof(Window) + (paced ? sizeof(HeldWindows) : 0));
+  const size_t shared = size_t{warps_per_cta} * sizeof(Window);
   const auto kernel = paced ? engine_kernel<Pacing::always> : engine_kernel<Pacing::never>;
   if (shared > 48 * 1024) {  // above the default dynamic limit: opt in (Hopper allows 227 KiB)
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

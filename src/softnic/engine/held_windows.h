@@ -16,9 +16,9 @@
 // serve_window settles the lone WQE before a window, and takes the lone window only with no
 // window held.
 //
-// A window's records live in the warp's ring (shared memory in the GPU engine's paced kernel, the
-// thread's stack in the host engine); a Window without a ring (w.held null: a test driving
-// serve_qp, the fast kernel) waits in place, as does any window when w.holds is 0.
+// The host engine holds windows, its ring on the engine thread's stack; a Window without a ring
+// (w.held null: a test driving serve_qp), any window when w.holds is 0, and the GPU engine's
+// windows (lanes.h, HOLDS_WINDOWS) wait in place.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +30,8 @@
 
 namespace dissect::softnic {
 
-// Windows a warp holds at once. One QP at the profile's 260 M msg/s ceiling keeps
-// 260 M/s x 3.3 us / 32 = 27 windows in flight across the NIC's warps; four per warp let one warp
-// carry a QP at ~39 M msg/s under cx7-ib's 3.3 us, while a ring costs 7 KiB of a warp's shared
-// memory (32 records of 56 B each per window).
+// Windows an engine thread holds at once: four carry one QP at ~39 M msg/s under cx7-ib's 3.3 us
+// (4 x 32 WQEs per 3.3 us), above what one host engine thread executes (13-25 M msg/s).
 inline constexpr uint32_t HELD_WINDOWS = 4;
 // The inline bytes an express WQE carries (one WQEBB after ctrl, raddr and the byte count).
 inline constexpr uint32_t HELD_INLINE_WORDS = (mlx5::MLX5_SEND_WQE_BB - (2 * mlx5::MLX5_SEND_WQE_DS + 4)) / 4;
@@ -70,12 +68,10 @@ struct HeldWindows {
   uint32_t tail;
 };
 
-// Whether the windows of `lanes` may be held: a paced window of a Window with a ring. The fast
-// kernel (Pacing::never) instantiates none of the ring's code (`if constexpr`, not a constant
-// false the optimizer folds): with the dead calls in its IR, the kernel's inlining changed and
-// its code grew by 2 % (ptxas, sm_90), which has moved the fast path's latency before.
-template <typename Lanes>
-inline constexpr bool MAY_HOLD_WINDOWS = Lanes::PACING != Pacing::never;
+// Whether the windows of `lanes` may be held: a paced window of a Window with a ring, on Lanes that
+// hold windows (lanes.h, HOLDS_WINDOWS: the host engine's). The GPU kernels instantiate none of the
+// ring's code (`if constexpr`, not a constant false the optimizer folds: with the dead calls in
+// its IR, the fast kernel's inlining changed and its code grew by 2 %, ptxas sm_90).
 template <typename Lanes>
 DISSECT_HD inline bool holds_windows(const Lanes& lanes, const Window& w) {
   return paced(lanes, w) && w.held != nullptr;
@@ -162,7 +158,7 @@ DISSECT_HD inline void release_held_windows_of(const Lanes& lanes, Window& w, ui
 // beyond that those whose next step is due. Every lane of the warp calls it.
 template <typename Lanes>
 DISSECT_HD inline void release_held_windows(const Lanes& lanes, Window& w, uint32_t keep) {
-  if constexpr (MAY_HOLD_WINDOWS<Lanes>) {
+  if constexpr (Lanes::HOLDS_WINDOWS) {
     if (holds_windows(lanes, w)) release_held_windows_of(lanes, w, keep);
   }
 }
@@ -183,7 +179,7 @@ DISSECT_HD inline void release_due_held_windows(const Lanes& lanes, Window& w) {
 // Whether no window of `lanes` is held (always, in the fast kernel).
 template <typename Lanes>
 DISSECT_HD inline bool holds_no_window(const Lanes& lanes, const Window& w) {
-  if constexpr (MAY_HOLD_WINDOWS<Lanes>) {
+  if constexpr (Lanes::HOLDS_WINDOWS) {
     return !holds_windows(lanes, w) || w.held->head == w.held->tail;
   } else {
     return true;

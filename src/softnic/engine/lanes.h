@@ -51,6 +51,13 @@ struct WarpLanesOf {
   // the rest in order grew the engine kernel's code by 6 % (10,232 -> 10,856 instructions), and
   // the engine warp is bound by instruction fetch.
   static constexpr bool IN_TURN = false;
+  // A paced express window waits for its dates in place, not in a ring of held windows
+  // (held_windows.h): on the H100, holding them gained the paced kernel nothing under cx7-ib
+  // (nic-ceiling, one QP: 5.5 -> 5.2 M msg/s; Figure 10, 64 QPs: 60.5 -> 63), whose windows are
+  // bound by their own work (the connection-state model's lookups, the pipe's claims: ~16 us a
+  // window at 64 QPs, phase counters), and the larger kernel cost its lone path 0.3 us
+  // (docs/softnic-engine.md, "Held windows").
+  static constexpr bool HOLDS_WINDOWS = false;
   // Per-lane state (express.h) is one entry in each lane's registers.
   static constexpr uint32_t SLOTS = 1;
   __device__ static constexpr uint32_t slot(uint32_t) { return 0; }
@@ -215,6 +222,9 @@ struct HostLanes {
   // Lane k runs after lane k - 1: a window's payloads move one WQE after the other in WQE order,
   // so a write to bytes an earlier one wrote lands after it whatever they overlap (finish_window).
   static constexpr bool IN_TURN = true;
+  // Paced express windows are held (held_windows.h) while the thread serves the next ones: under
+  // cx7-ib the proxy's rates at B = 16 rose 9-45 % on the H100's host (gpu-proxy-rate, stop 39).
+  static constexpr bool HOLDS_WINDOWS = true;
   static constexpr uint32_t SLOTS = 32;
   DISSECT_HD static constexpr uint32_t slot(uint32_t k) { return k; }
   template <typename F>

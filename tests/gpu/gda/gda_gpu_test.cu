@@ -230,9 +230,9 @@ __global__ void order_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8
 
 // The GPU engine's windows end before a WRITE to bytes an earlier WQE of the window writes, and
 // copy descending disjoint destinations side by side (WarpLanes::disjoint_prefix): the bytes are
-// those of the WQEs executed one at a time, every WQE executed once. Under cx7-ib the paced
-// kernel's express windows are held (engine/held_windows.h) and released oldest first: the same
-// bytes, and every CQE at or after its ring date plus the profile's latencies.
+// those of the WQEs executed one at a time, every WQE executed once. Under cx7-ib, through the
+// paced kernel's windows: the same bytes, and every CQE at or after its ring date plus the
+// profile's latencies.
 int run_window_order(const char* profile) {
   if (device_count_or_skip() == 0) return SKIP;
   auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096,
