@@ -36,8 +36,12 @@
 namespace dissect::bench {
 namespace {
 
-constexpr uint32_t SLOTS = 8;          // destination slots per QP: its message m writes m % 8
 constexpr uint32_t BATCH = 32;         // writes per doorbell: a window of the engine
+// Destination slots per QP (a DCI: per DCT): its message m writes m % SLOTS. A batch's writes land
+// in distinct slots, as a window's lanes copy them at once: with 8 slots the engine ended each
+// window at its ninth write (disjoint_prefix), so Figure 10 ran four windows per doorbell, each
+// paying the model's per-window lookups and pipe claims (H100 phase counters, stop 39).
+constexpr uint32_t SLOTS = BATCH;
 constexpr uint32_t ACTIVE_SQ = 256;    // WQEBBs of a writing QP (a CQE every 32 reclaims them)
 constexpr uint32_t PASSIVE_SQ = 8;     // of a QP that only answers
 using Policy = gda::ordering::gpu_fence;
