@@ -682,6 +682,14 @@ TEST(EngineWindow, HeldWindowsMatchOneWqeAtATime) {
   EXPECT_GT(outcome.errors, 10u);
 }
 
+// A Window that holds what it paces, under a profile of these latencies.
+void hold_paced(softnic::Window& window, uint32_t doorbell_to_data_ns, uint32_t data_to_cqe_ns) {
+  window.profile.enabled = 1;
+  window.profile.doorbell_to_data_ns = doorbell_to_data_ns;
+  window.profile.data_to_cqe_ns = data_to_cqe_ns;
+  window.holds = 1;
+}
+
 // Held windows wait for their dates: the visits return with every window retired and nothing
 // written, a fifth window waits for the first to leave the ring of four, the loop's step before
 // the fifth's dates does nothing, and the settle writes every payload and CQE in order, each CQE
@@ -689,10 +697,9 @@ TEST(EngineWindow, HeldWindowsMatchOneWqeAtATime) {
 TEST(EngineWindow, HeldWindowsWaitForTheirDates) {
   auto s = std::make_unique<Synthetic>(64, 128, 0);
   softnic::Window window{};
-  window.profile.enabled = 1;
-  window.profile.doorbell_to_data_ns = 3'000'000;  // 3 ms: far beyond a visit on any machine
-  window.profile.data_to_cqe_ns = 1'000'000;
-  window.holds = 1;
+  // Dates tens of milliseconds apart: every step below is ordered by them however loaded the
+  // machine (a ctest -j run beside it).
+  hold_paced(window, 300'000'000, 100'000'000);
   softnic::HeldWindows ring{};
   window.held = &ring;
   const softnic::HostLanes lanes;
@@ -709,9 +716,9 @@ TEST(EngineWindow, HeldWindowsWaitForTheirDates) {
       build(*s, op);
     }
     s->ring_doorbell(s->producer);
-    // The first four rung 2.5 ms ago, as the engine loop's pass clock may date them (ring_date):
-    // due 0.5 ms and 1.5 ms from now. The fifth is dated when seen (no clock): 3 ms ahead.
-    window.clock.pass_ns = n + 1 < WINDOWS ? dissect::now_ns() - 2'500'000 : 0;
+    // The first four rung 250 ms ago, as the engine loop's pass clock may date them (ring_date):
+    // due 50 ms and 150 ms from now. The fifth is dated when seen (no clock): 300 ms ahead.
+    window.clock.pass_ns = n + 1 < WINDOWS ? dissect::now_ns() - 250'000'000 : 0;
     const uint64_t consumer = s->qp().sq_consumer;
     const softnic::Served served = softnic::serve_qp(lanes, window, s->qp(), s->tables, &window.cache[0], 64);
     ASSERT_EQ(served.executed, PER_WINDOW) << "window " << n;
@@ -727,7 +734,7 @@ TEST(EngineWindow, HeldWindowsWaitForTheirDates) {
   EXPECT_NE(bytes[8 * last], 1 + last) << "the fifth window's payload before its date";
   const auto cqe = [&](uint32_t i) -> const mlx5::mlx5_cqe64& { return s->send_cqes[i % s->send_cqes.size()]; };
   const uint8_t unowned = cqe(last).op_own;
-  softnic::release_due_held_windows(lanes, window);  // the loop's step, ~3 ms early
+  softnic::release_due_held_windows(lanes, window);  // the loop's step, ~150 ms early
   EXPECT_NE(ring.tail, ring.head);
   EXPECT_NE(bytes[8 * last], 1 + last) << "the loop's step moved a payload early";
   EXPECT_EQ(cqe(last).op_own, unowned) << "a CQE before its date";
@@ -737,7 +744,7 @@ TEST(EngineWindow, HeldWindowsWaitForTheirDates) {
     EXPECT_EQ(bytes[8 * i], 1 + i) << "payload of WQE " << i;
     EXPECT_EQ(cqe(i).op_own >> 4, mlx5::MLX5_CQE_REQ) << "CQE " << i;
     EXPECT_EQ(cqe(i).wqe_counter.value(), static_cast<uint16_t>(i)) << "CQE " << i;
-    EXPECT_GE(cqe(i).timestamp.value(), rung[i / PER_WINDOW] + 4'000'000)
+    EXPECT_GE(cqe(i).timestamp.value(), rung[i / PER_WINDOW] + 400'000'000)
         << "CQE " << i << " before its ring date plus the latencies";
   }
 }
@@ -748,10 +755,7 @@ TEST(EngineWindow, HeldWindowsWaitForTheirDates) {
 TEST(EngineWindow, HeldLoneWqeWaitsForItsDates) {
   auto s = std::make_unique<Synthetic>(64, 128, 0);
   softnic::Window window{};
-  window.profile.enabled = 1;
-  window.profile.doorbell_to_data_ns = 3'000'000;  // 3 ms: far beyond a visit on any machine
-  window.profile.data_to_cqe_ns = 1'000'000;
-  window.holds = 1;
+  hold_paced(window, 3'000'000, 1'000'000);  // 3 ms and 1 ms: far beyond a visit on any machine
   const softnic::HostLanes lanes;
   for (const Kind kind : {Kind::inline_write, Kind::write}) {
     Op op;
