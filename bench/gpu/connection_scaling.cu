@@ -75,9 +75,22 @@ DISSECT_HD inline uint64_t value_of(uint64_t message, uint32_t flow) {
 
 struct Span {
   unsigned long long start, end;
+  unsigned long long waited;  // ns spent waiting for send-queue room (room_for)
   uint32_t status;
   uint32_t group;
 };
+
+// Waits, timed, for send-queue room for `wqebbs` more WQEBBs before the post would
+// (gda::wait_for_room): the submitter's time spent waiting for the NIC model, which tells a row
+// bound by the model's engine from one bound by its submitters (bottleneck_note).
+__device__ inline gda::Status room_for(const nic::QpHandle& qp, uint32_t wqebbs, unsigned long long* waited) {
+  const uint64_t end = qp.state->resv_head + wqebbs;
+  if (end <= qp.sq.wqebb_count || qp.state->cons_idx >= end - qp.sq.wqebb_count) return gda::Status::ok;
+  const unsigned long long t0 = now_ns();
+  const gda::Status s = gda::wait_for_room<Policy, gda::Sharing::exclusive>(qp, end);
+  *waited += now_ns() - t0;
+  return s;
+}
 
 // Thread t of a group drives flows first + t, first + t + threads, ... in turn, `visits` visits of
 // `visit` writes each (a multiple of BATCH, or one batch of `visit`), then drains them.
@@ -95,12 +108,15 @@ __global__ void submit_kernel(const Flow* flows, const Assignment* assignments, 
   const uint32_t mine = (a.flows - t + a.threads - 1) / a.threads;  // flows t, t + threads, ...
   const uint32_t batch = visit < BATCH ? visit : BATCH;
   gda::Status s = gda::Status::ok;
+  unsigned long long waited = 0;
   const unsigned long long start = now_ns();
   for (uint32_t v = 0; v < a.visits * mine && s == gda::Status::ok; ++v) {
     const uint32_t f = a.first + t + (v % mine) * a.threads;
     const Flow flow = flows[f];
     for (uint32_t w = 0; w < visit && s == gda::Status::ok; w += batch) {
       uint64_t end = 0;
+      s = room_for(flow.qp, visit - w < batch ? visit - w : batch, &waited);
+      if (s != gda::Status::ok) break;
       s = gda::post_batch<Policy, gda::Sharing::exclusive>(
           flow.qp, visit - w < batch ? visit - w : batch, 1, gda::Completion::signaled, &end,
           [&](const nic::QpHandle& q, uint64_t index, uint32_t, gda::Completion c) {
@@ -113,7 +129,7 @@ __global__ void submit_kernel(const Flow* flows, const Assignment* assignments, 
   for (uint32_t k = 0; k < mine && s == gda::Status::ok; ++k) {
     s = gda::quiet<Policy, gda::Sharing::exclusive>(flows[a.first + t + k * a.threads].qp);
   }
-  spans[thread] = Span{start, now_ns(), static_cast<uint32_t>(s), g};
+  spans[thread] = Span{start, now_ns(), waited, static_cast<uint32_t>(s), g};
 }
 
 // The model's own prediction for a point (profile.h, engine/connection_state.h): the rate the
@@ -240,6 +256,31 @@ uint32_t visits_per_flow(const Config& c, uint32_t flows, uint32_t visit) {
   return static_cast<uint32_t>(std::max<uint64_t>(2, (c.messages + cycle - 1) / cycle));
 }
 
+// The share of the submitters' time spent waiting for send-queue room (Span::waited).
+double waiting_share(const std::vector<Span>& spans) {
+  double waited = 0, busy = 0;
+  for (const Span& s : spans) {
+    waited += double(s.waited);
+    busy += double(s.end - s.start);
+  }
+  return busy > 0 ? waited / busy : 0;
+}
+
+std::string percent(double share) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.0f %%", 100 * share);
+  return text;
+}
+
+// What bounded a rate below the model's ceiling (share of it): the softnic's engine when the
+// submitters spent most of their time waiting for send-queue room (the NIC model had not
+// completed their WQEs), else the submitters themselves.
+std::string below_model_note(double share, double waiting) {
+  const std::string figures = "the submitters waited for send-queue room " + percent(waiting) +
+                              " of their time; the rate is " + percent(share) + " of the model ceiling";
+  return (waiting >= 0.5 ? "softnic GPU engine (" : "the GPU submitters (") + figures + ")";
+}
+
 Result measure(const Config& c, const std::string& direction, uint32_t q, uint32_t visit) {
   const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
   Result r;
@@ -274,6 +315,7 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
                                  "' has no connection-state model, so QP count costs only the engine's own time"}};
   Metric rate{"message rate", "Mmsg/s", {}}, received{"received rate at A", "Mmsg/s", {}};
   Metric misses{"A misses per message", "misses", {}}, ceiling{"model ceiling", "Mmsg/s", {}};
+  Metric waiting{"submitters waiting for room", "%", {}};
   bool valid = true;
   for (uint32_t run = 0; run < c.runs; ++run) {
     auto rig = make_rig(c, direction, q);
@@ -304,18 +346,21 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
     check_cuda(cudaStreamSynchronize(rig->stream), "spans");
     const softnic::ContextCacheCounters cc = rig->nics[0]->context_cache_counters();
     for (auto& n : rig->nics) n->stop();
-    double group_rate[2] = {0, 0};
+    double group_rate[2] = {0, 0}, group_waiting[2] = {0, 0};
     for (uint32_t g = 0, k = 0; g < 2; ++g) {
       if (rig->group_flows[g] == 0) continue;
       unsigned long long start = ~0ull, end = 0;
+      std::vector<Span> mine;
       for (const Span& s : spans) {
         if (s.group != k) continue;
         valid = valid && s.status == 0;
         start = std::min(start, s.start);
         end = std::max(end, s.end);
+        mine.push_back(s);
       }
       const double messages = double(a[k].flows) * a[k].visits * visit;
       group_rate[g] = end > start ? messages / double(end - start) * 1e3 : 0;
+      group_waiting[g] = waiting_share(mine);
       ++k;
     }
     // Payloads: the last SLOTS writes of every flow landed in its slots.
@@ -333,23 +378,23 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
     }
     const double measured = direction == "receive" ? group_rate[1] : group_rate[0];
     rate.runs.push_back(summarize({measured}));
+    waiting.runs.push_back(summarize({100 * (direction == "receive" ? group_waiting[1] : group_waiting[0])}));
     if (direction == "both") received.runs.push_back(summarize({group_rate[1]}));
     const double total = direction == "both" ? 2.0 * a[0].flows * a[0].visits * visit
                                              : double(a[0].flows) * a[0].visits * visit;
     misses.runs.push_back(summarize({double(cc.send_misses + cc.receive_misses) / total}));
     ceiling.runs.push_back(summarize({predicted}));
   }
-  // What bounded the rate: the model's own curve when the run is near it, else the engine (its
-  // QP scan and windows), so the report never takes an engine-bound point for the model's.
+  // What bounded the rate: the model's own curve when the run is near it, else the engine or the
+  // submitters, by how long the submitters waited for send-queue room, so the report never takes
+  // an engine- or submitter-bound point for the model's.
   if (softnic::connection_model(profile) && predicted > 0 && !rate.runs.empty()) {
     const double share = rate.p50() / predicted;
-    char note[128];
-    std::snprintf(note, sizeof note, share >= 0.9 ? "connection-state model (the rate is %.0f %% of its ceiling)"
-                                                  : "softnic GPU engine (the rate is %.0f %% of the model ceiling)",
-                  100 * share);
-    r.knobs.push_back({"bottleneck", note});
+    r.knobs.push_back({"bottleneck", share >= 0.9 ? "connection-state model (the rate is " + percent(share) +
+                                                        " of its ceiling)"
+                                                  : below_model_note(share, waiting.p50() / 100)});
   }
-  r.metrics = {rate};
+  r.metrics = {rate, waiting};
   if (direction == "both") r.metrics.push_back(received);
   r.metrics.push_back(misses);
   if (predicted > 0) r.metrics.push_back(ceiling);  // a profile without pipe costs predicts nothing
@@ -388,13 +433,17 @@ __global__ void dc_submit_kernel(const nic::QpHandle* dcis, uint32_t count, cons
   const nic::QpHandle dci = dcis[t];
   const uint32_t batch = visit < BATCH ? visit : BATCH;
   gda::Status s = gda::Status::ok;
+  unsigned long long waited = 0;
   const unsigned long long start = now_ns();
+  const uint32_t wqebbs = gda::dc_value_wqebbs(gda::AvForm::compact, 8);
   for (uint32_t v = 0; v < visits && s == gda::Status::ok; ++v) {
     const DcSlotRoute route = routes[(t + v) % destinations];
     for (uint32_t w = 0; w < visit && s == gda::Status::ok; w += batch) {
       uint64_t end = 0;
+      s = room_for(dci, (visit - w < batch ? visit - w : batch) * wqebbs, &waited);
+      if (s != gda::Status::ok) break;
       s = gda::post_batch<Policy, gda::Sharing::exclusive>(
-          dci, visit - w < batch ? visit - w : batch, gda::dc_value_wqebbs(gda::AvForm::compact, 8),
+          dci, visit - w < batch ? visit - w : batch, wqebbs,
           gda::Completion::signaled, &end, [&](const nic::QpHandle& q, uint64_t index, uint32_t i, gda::Completion c) {
             const uint32_t m = w + i;
             return gda::write_dc_write_value_wqe(q, index, route.to, gda::AvForm::compact,
@@ -404,7 +453,7 @@ __global__ void dc_submit_kernel(const nic::QpHandle* dcis, uint32_t count, cons
     }
   }
   if (s == gda::Status::ok) s = gda::quiet<Policy, gda::Sharing::exclusive>(dci);
-  spans[t] = Span{start, now_ns(), static_cast<uint32_t>(s), 0};
+  spans[t] = Span{start, now_ns(), waited, static_cast<uint32_t>(s), 0};
 }
 
 // What the model the softnic executes allows a DC point, and what bounds it.
@@ -620,6 +669,7 @@ Result measure_dc(const Config& c, uint32_t connections, uint32_t visit) {
                                          "connect rule (dc_timing.h)"
                            : std::string("none: profile '") + profile.name + "' has no connection-state model"}};
   Metric rate{"message rate", "Mmsg/s", {}}, misses{"A misses per message", "misses", {}};
+  Metric waiting{"submitters waiting for room", "%", {}};
   Metric target_misses{"target misses per message", "misses", {}};
   Metric connects{"DC connects per visit", "connects", {}}, ceiling{"model ceiling", "Mmsg/s", {}};
   bool valid = true, connects_ok = true;
@@ -654,6 +704,7 @@ Result measure_dc(const Config& c, uint32_t connections, uint32_t visit) {
     }
     const double messages = double(c.dcis) * visits * visit, total_visits = double(c.dcis) * visits;
     rate.runs.push_back(summarize({end > start ? messages / double(end - start) * 1e3 : 0}));
+    waiting.runs.push_back(summarize({100 * waiting_share(spans)}));
     valid = valid && dc_payload_valid(*rig, c, connections, visits, visit);
     misses.runs.push_back(summarize({double(a.send_misses) / messages}));
     target_misses.runs.push_back(summarize({double(received_misses) / messages}));
@@ -672,16 +723,16 @@ Result measure_dc(const Config& c, uint32_t connections, uint32_t visit) {
   if (predicted.ceiling() > 0 && !rate.runs.empty()) {
     const double share = rate.p50() / predicted.ceiling();
     const bool engine_binds = predicted.engine > 0 && (predicted.pipes == 0 || predicted.engine < predicted.pipes);
-    char note[160];
-    std::snprintf(note, sizeof note, "%s (the rate is %.0f %% of the model ceiling)",
-                  share < 0.9 ? "softnic GPU engine"
-                  : engine_binds ? "softnic's DC batches, one modelled wait each in the engine warp (a model artefact, not a NIC's)"
-                                 : "connection-state model",
-                  100 * share);
+    const std::string note =
+        share < 0.9 ? below_model_note(share, waiting.p50() / 100)
+                    : std::string(engine_binds ? "softnic's DC batches, one modelled wait each in the engine warp "
+                                                 "(a model artefact, not a NIC's)"
+                                               : "connection-state model") +
+                          " (the rate is " + percent(share) + " of the model ceiling)";
     r.knobs.push_back({"bottleneck", note});
   }
   r.knobs.push_back({"dc_connect_check", connects_ok ? "pass" : "FAIL"});
-  r.metrics = {rate, misses, target_misses, connects};
+  r.metrics = {rate, waiting, misses, target_misses, connects};
   if (!ceiling.runs.empty()) r.metrics.push_back(ceiling);
   r.payload_validated = valid && connects_ok;
   return r;

@@ -578,10 +578,10 @@ def connection_scaling(R, P):
     if any(r["knobs"].get("model", "").startswith("none") for r in rows):
         return Verdict(NOT_MEASURABLE, text, "the profile has no connection-state model (fast): QP count costs only "
                        "the engine's own time, the figure is the engine's", rows)
-    engine = [r for r in rows if "engine" in str(res.bottleneck(r) or "")]
+    engine = [r for r in rows if below_model(r)]
     if engine:
         return Verdict(NOT_MEASURABLE, text, f"{engine[0]['label']}: {res.bottleneck(engine[0])}; "
-                       "the rate is the softnic engine's, below the model's own curve", rows)
+                       "the rate is the softnic engine's or its submitters', below the model's own curve", rows)
     return Verdict(NOT_MEASURABLE, text, MODEL_FIGURE, rows)
 
 
@@ -601,11 +601,18 @@ def dc_vs_rc(R, P):
     text += (f" (paper, all-to-all: DC {P.value('F10:DC 1984:P-H100')} of the two-peer rate at 1,984 pairs, "
              f"{P.value('F10:DC 2976:P-H100')} at 2,976; RC {P.value('F10:RC 2976:P-H100')})")
     rows = dc + rc
-    engine = [r for r in rows if "engine" in str(res.bottleneck(r) or "") or "execution" in str(res.bottleneck(r) or "")]
+    engine = [r for r in rows if below_model(r) or "execution" in str(res.bottleneck(r) or "")]
     if engine:
         return Verdict(NOT_MEASURABLE, text, f"{engine[0]['label']}: {res.bottleneck(engine[0])}; the rate is the "
-                       "softnic engine's (DC: its DC batches, one modelled wait each), below the model's own curve", rows)
+                       "softnic engine's (DC: its DC batches, one modelled wait each) or its submitters', below the "
+                       "model's own curve", rows)
     return Verdict(NOT_MEASURABLE, text, "DC rows are the connection-state model's; " + MODEL_FIGURE, rows)
+
+
+def below_model(row):
+    """A gpu-connection-scaling row bound by the softnic's engine or by its GPU submitters, not by the model."""
+    bound = str(res.bottleneck(row) or "")
+    return "engine" in bound or "submitters" in bound
 
 
 def figure_10b_rows(R, transport, key):
