@@ -272,13 +272,16 @@ std::string percent(double share) {
   return text;
 }
 
-// What bounded a rate below the model's ceiling (share of it): the softnic's engine when the
-// submitters spent most of their time waiting for send-queue room (the NIC model had not
-// completed their WQEs), else the submitters themselves.
-std::string below_model_note(double share, double waiting) {
-  const std::string figures = "the submitters waited for send-queue room " + percent(waiting) +
-                              " of their time; the rate is " + percent(share) + " of the model ceiling";
-  return (waiting >= 0.5 ? "softnic GPU engine (" : "the GPU submitters (") + figures + ")";
+// What bounded a rate, from the share of the submitters' time spent waiting for send-queue room
+// and the rate's share of the model's ceiling: the submitters when they waited less than half
+// their time (the NIC model completed their WQEs as fast as they came); else the NIC side, the
+// model's own curve (`at_model`, the caller's name for it) when the rate is near its ceiling, the
+// softnic GPU engine when it is not.
+std::string bottleneck_note(double share, double waiting, const std::string& at_model) {
+  const std::string figures = " (the submitters waited for send-queue room " + percent(waiting) +
+                              " of their time; the rate is " + percent(share) + " of the model ceiling)";
+  if (waiting < 0.5) return "the GPU submitters" + figures;
+  return (share >= 0.9 ? at_model : "softnic GPU engine") + figures;
 }
 
 Result measure(const Config& c, const std::string& direction, uint32_t q, uint32_t visit) {
@@ -385,14 +388,11 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
     misses.runs.push_back(summarize({double(cc.send_misses + cc.receive_misses) / total}));
     ceiling.runs.push_back(summarize({predicted}));
   }
-  // What bounded the rate: the model's own curve when the run is near it, else the engine or the
-  // submitters, by how long the submitters waited for send-queue room, so the report never takes
-  // an engine- or submitter-bound point for the model's.
+  // What bounded the rate (bottleneck_note), so that the report never takes an engine- or
+  // submitter-bound point for the model's.
   if (softnic::connection_model(profile) && predicted > 0 && !rate.runs.empty()) {
-    const double share = rate.p50() / predicted;
-    r.knobs.push_back({"bottleneck", share >= 0.9 ? "connection-state model (the rate is " + percent(share) +
-                                                        " of its ceiling)"
-                                                  : below_model_note(share, waiting.p50() / 100)});
+    r.knobs.push_back({"bottleneck", bottleneck_note(rate.p50() / predicted, waiting.p50() / 100,
+                                                     "connection-state model")});
   }
   r.metrics = {rate, waiting};
   if (direction == "both") r.metrics.push_back(received);
@@ -723,12 +723,10 @@ Result measure_dc(const Config& c, uint32_t connections, uint32_t visit) {
   if (predicted.ceiling() > 0 && !rate.runs.empty()) {
     const double share = rate.p50() / predicted.ceiling();
     const bool engine_binds = predicted.engine > 0 && (predicted.pipes == 0 || predicted.engine < predicted.pipes);
-    const std::string note =
-        share < 0.9 ? below_model_note(share, waiting.p50() / 100)
-                    : std::string(engine_binds ? "softnic's DC batches, one modelled wait each in the engine warp "
-                                                 "(a model artefact, not a NIC's)"
-                                               : "connection-state model") +
-                          " (the rate is " + percent(share) + " of the model ceiling)";
+    const std::string note = bottleneck_note(
+        share, waiting.p50() / 100,
+        engine_binds ? "softnic's DC batches, one modelled wait each in the engine warp (a model artefact, not a NIC's)"
+                     : "connection-state model");
     r.knobs.push_back({"bottleneck", note});
   }
   r.knobs.push_back({"dc_connect_check", connects_ok ? "pass" : "FAIL"});
