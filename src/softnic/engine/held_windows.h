@@ -1,24 +1,27 @@
-// Paced express windows in flight: fetched, checked and retired by the engine warp, their payloads
-// and CQEs waiting for the dates the timing profile gave them (pace_payloads), up to HELD_WINDOWS
-// windows a warp, released in the order they were held.
+// Paced express windows in flight: fetched, checked and retired by the engine, their payloads and
+// CQEs waiting for the dates the timing profile gave them (pace_payloads), up to HELD_WINDOWS
+// windows an engine thread, released in the order they were held.
 //
-// Why: a NIC's pipeline does not stop while a message's latency runs. A paced window that waited
-// its dates in place (finish_window's wait_until) held its warp for doorbell_to_data + data_to_cqe
-// (3.3 us under cx7-ib) besides its own work, so a QP moved at most one window per ~5 us and every
-// paced rate below the profile's ceiling measured the engine's waits (docs/softnic-engine.md,
-// "Held windows"). Held, the warp serves the QP's next window, or another QP, meanwhile.
+// Why: a NIC's pipeline does not stop while a message's latency runs. A paced window that waits
+// its dates in place (finish_window's wait_until) holds its engine thread for doorbell_to_data +
+// data_to_cqe (3.3 us under cx7-ib) besides its own work, so a QP moves at most one window per
+// doorbell-to-CQE. Held, the thread serves the QP's next window, or another QP, meanwhile: under
+// cx7-ib the proxy's worker QPs (gpu-proxy-rate, B = 16) rose 14-20 % (docs/softnic-engine.md,
+// "Held windows").
 //
-// Order. A warp releases its held windows oldest first, payloads before CQEs, so that one QP's
+// Order. The lanes release held windows oldest first, payloads before CQEs, so that one QP's
 // payloads land in WQE order and its CQEs appear in slot order, as one WQE at a time has them
 // (execute.h). Before any window that does not hold (a staged window, a DC batch, a flush, the lone
-// window) the warp settles what it holds, waiting for the dates: that window's payloads and CQEs
-// then come after. The held lone WQE (in_flight.h) and held windows are never held at once:
+// window) they settle what they hold, waiting for the dates: that window's payloads and CQEs then
+// come after. The held lone WQE (in_flight.h) and held windows are never held at once:
 // serve_window settles the lone WQE before a window, and takes the lone window only with no
 // window held.
 //
 // The host engine holds windows, its ring on the engine thread's stack; a Window without a ring
 // (w.held null: a test driving serve_qp), any window when w.holds is 0, and the GPU engine's
-// windows (lanes.h, HOLDS_WINDOWS) wait in place.
+// windows (lanes.h, HOLDS_WINDOWS: measured, holding gained its paced kernel nothing) wait in
+// place. The code is written for lanes (Lanes::each, leader) as every window is, so that it runs
+// on a warp unchanged should the GPU's paced windows come to hold.
 #pragma once
 
 #include <cstdint>
