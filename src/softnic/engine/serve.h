@@ -80,6 +80,13 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     }
     return serve_dc_batch_out_of_line<Completion>(lanes, w, qp, local);
   }
+  // A full ring of held windows (held_windows.h): the WQEs wait in the send queue until its oldest
+  // window leaves; the engine loop comes back (pending) and releases it at its dates.
+  if (held_windows_full(lanes, w)) {
+    Served later{0, 0};
+    later.pending = 1;
+    return later;
+  }
   // The lone window holds its WQE apart from the held windows: only with none held (else an express
   // window of one holds it behind them).
   if (w.available == 1 && holds_no_window(lanes, w)) {
