@@ -318,7 +318,7 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
                                  "' has no connection-state model, so QP count costs only the engine's own time"}};
   Metric rate{"message rate", "Mmsg/s", {}}, received{"received rate at A", "Mmsg/s", {}};
   Metric misses{"A misses per message", "misses", {}}, ceiling{"model ceiling", "Mmsg/s", {}};
-  Metric waiting{"submitters waiting for room", "%", {}};
+  Metric waiting{"submitters waiting for room", "%", {}}, lookups{"A lookups per message", "lookups", {}};
   bool valid = true;
   for (uint32_t run = 0; run < c.runs; ++run) {
     auto rig = make_rig(c, direction, q);
@@ -386,6 +386,9 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
     const double total = direction == "both" ? 2.0 * a[0].flows * a[0].visits * visit
                                              : double(a[0].flows) * a[0].visits * visit;
     misses.runs.push_back(summarize({double(cc.send_misses + cc.receive_misses) / total}));
+    // One lookup a window each side: 1 / 32 a message at 32 writes a doorbell (send), as much
+    // again for what A receives (both).
+    lookups.runs.push_back(summarize({double(cc.send_lookups + cc.receive_lookups) / total}));
     ceiling.runs.push_back(summarize({predicted}));
   }
   // What bounded the rate (bottleneck_note), so that the report never takes an engine- or
@@ -397,6 +400,7 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
   r.metrics = {rate, waiting};
   if (direction == "both") r.metrics.push_back(received);
   r.metrics.push_back(misses);
+  r.metrics.push_back(lookups);
   if (predicted > 0) r.metrics.push_back(ceiling);  // a profile without pipe costs predicts nothing
   r.payload_validated = valid;
   return r;
