@@ -601,7 +601,7 @@ def dc_vs_rc(R, P):
     text += (f" (paper, all-to-all: DC {P.value('F10:DC 1984:P-H100')} of the two-peer rate at 1,984 pairs, "
              f"{P.value('F10:DC 2976:P-H100')} at 2,976; RC {P.value('F10:RC 2976:P-H100')})")
     rows = dc + rc
-    engine = [r for r in rows if below_model(r) or "execution" in str(res.bottleneck(r) or "")]
+    engine = [r for r in rows if below_model(r) or any(w in str(res.bottleneck(r) or "") for w in ("DC batches", "execution"))]
     if engine:
         return Verdict(NOT_MEASURABLE, text, f"{engine[0]['label']}: {res.bottleneck(engine[0])}; the rate is the "
                        "softnic engine's (DC: its DC batches, one modelled wait each) or its submitters', below the "
@@ -610,9 +610,10 @@ def dc_vs_rc(R, P):
 
 
 def below_model(row):
-    """A gpu-connection-scaling row bound by the softnic's engine or by its GPU submitters, not by the model."""
+    """A gpu-connection-scaling row bound by the softnic's engine or by its GPU submitters, not by the model:
+    its bottleneck names them first (every note then gives the submitters' waiting share in parentheses)."""
     bound = str(res.bottleneck(row) or "")
-    return "engine" in bound or "submitters" in bound
+    return bound.startswith("softnic GPU engine") or bound.startswith("the GPU submitters")
 
 
 def figure_10b_rows(R, transport, key):

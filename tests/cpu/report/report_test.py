@@ -221,6 +221,18 @@ class ConnectionScalingRules(unittest.TestCase):
         self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
         self.assertIn("softnic engine's", v.why)
 
+    def test_submitter_bound_rows_are_below_the_models_curve(self):
+        rows = self.rows(bottleneck="connection-state model (the submitters waited for send-queue room 80 % of "
+                                    "their time; the rate is 99 % of the model ceiling)")
+        self.assertIn("not what a ConnectX does", verdict_of(rows, self.SCALING).why,
+                      "a model-bound note that gives the submitters' waiting share is still the model's")
+        rows[1]["knobs"]["bottleneck"] = ("the GPU submitters (the submitters waited for send-queue room 0 % of their "
+                                          "time; the rate is 93 % of the model ceiling)")
+        v = verdict_of(rows, self.SCALING)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
+        self.assertIn("the GPU submitters", v.why)
+        self.assertIn("its submitters'", v.why)
+
     def test_fast_has_no_model(self):
         v = verdict_of(self.rows(model="none: profile 'fast' has no connection-state model"), self.SCALING)
         self.assertIn("no connection-state model", v.why)
