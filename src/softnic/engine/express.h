@@ -197,8 +197,9 @@ DISSECT_HD inline void store_payload(const ExpressWqe& x) {
 
 // The payloads and CQEs of a paced express window (its CQE bodies written, their stamps
 // provisional): its dates from pace_payloads (the pipe, the doorbell's latency, the connection
-// state), then held (held_windows.h) when the warp holds windows, so that it serves the next
-// window meanwhile; else moved and released at their dates in place. Each CQE leaves stamped
+// state), then held (held_windows.h) when the Window has a ring and holds (the host engine's
+// loop), so that it serves the next window meanwhile; else moved and released at their dates in
+// place. Only Lanes that hold windows come here (lanes.h, HOLDS_WINDOWS). Each CQE leaves stamped
 // (stamp_cqe) with its release's time.
 template <Scope Completion, typename Lanes>
 DISSECT_HD inline void pace_express_window(const Lanes& lanes, Window& w, const QpContext& v,
