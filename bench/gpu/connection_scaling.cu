@@ -256,6 +256,12 @@ uint32_t visits_per_flow(const Config& c, uint32_t flows, uint32_t visit) {
   return static_cast<uint32_t>(std::max<uint64_t>(2, (c.messages + cycle - 1) / cycle));
 }
 
+// The WQEs the model serves from a queue before turning to the next (profile.h): with a backlog
+// the quantum, not the engine's budget, decides how often a context is looked up.
+std::string quantum_knob(const softnic::TimingProfile& p) {
+  return p.scheduling_quantum_wqes != 0 ? std::to_string(p.scheduling_quantum_wqes) : "0 (the engine's own budget)";
+}
+
 // The share of the submitters' time spent waiting for send-queue room (Span::waited).
 double waiting_share(const std::vector<Span>& spans) {
   double waited = 0, busy = 0;
@@ -311,6 +317,7 @@ Result measure(const Config& c, const std::string& direction, uint32_t q, uint32
                                   " CTAs on each other NIC"},
              {"nic_profile", softnic::profile_name(profile)},
              {"qp_cache_entries", std::to_string(profile.qp_cache_entries)},
+             {"scheduling_quantum_wqes", quantum_knob(profile)},
              {"model", softnic::connection_model(profile)
                            ? std::string("connection-state model of the softnic, calibrated to the paper's Figure 10 "
                                          "(P-H100) in profile '") + profile.name + "', not a ConnectX"
@@ -661,6 +668,7 @@ Result measure_dc(const Config& c, uint32_t connections, uint32_t visit) {
                                   " warps on A (the DCTs' NICs' engines do not run)"},
              {"nic_profile", softnic::profile_name(profile)},
              {"qp_cache_entries", std::to_string(profile.qp_cache_entries)},
+             {"scheduling_quantum_wqes", quantum_knob(profile)},
              {"dc_connect_ns", dc_connect_provenance(profile)},
              {"model_pipes_mmsgs", std::string(pipes) + " (connection-state model: DCI contexts at A, "
                                                         "DCI-DCT responder contexts at the targets, the pipes)"},

@@ -49,6 +49,13 @@ struct TimingProfile {
   // without it a modelled latency measured from the doorbell to the CQE seen counts that hop
   // twice. `fast`: 0; `cx7-ib`: 770 (profile.cpp says why).
   uint32_t cqe_transit_ns;
+  // WQEs the NIC's send scheduler serves from one send queue before it turns to the next queue with
+  // work (0: the engine's own SERVICE_BUDGET, engine/serve.h), in whole windows: a visit ends with
+  // the first window that reaches it. Under the connection-state model it decides what a backlog
+  // does to misses: a queue served a quantum at a time pays a lookup (and, on a crowded cache, a
+  // miss) per quantum however deep its backlog, as the paper's NIC did at 32 writes a visit
+  // (profile.cpp). A QP alone on its engine lane keeps SOLE_QP_BUDGET: no other queue waits.
+  uint32_t scheduling_quantum_wqes;
   char name[32];
 };
 
@@ -105,7 +112,8 @@ DISSECT_HD inline bool connection_model(const TimingProfile& p) {
 // `fast`, `cx7-ib`, or the path of a profile file: `key = value` lines (`#` comments) naming
 // name, doorbell_to_data_ns, payload_read_ns, data_to_cqe_ns, message_rate_mps, goodput_gbps,
 // packet_header_bytes, mtu_bytes, qp_cache_entries, send_context_miss_ns,
-// receive_context_miss_ns, receive_message_rate_mps, dc_connect_ns, cqe_transit_ns.
+// receive_context_miss_ns, receive_message_rate_mps, dc_connect_ns, cqe_transit_ns,
+// scheduling_quantum_wqes.
 // Throws InvalidArgument naming the profile, the line and the value.
 TimingProfile timing_profile(const std::string& name_or_path);
 const char* profile_name(const TimingProfile& profile);

@@ -164,6 +164,8 @@ __global__ void engine_kernel(EngineLaunch p) {
     status_store(&p.status->generation, p.generation);
     status_store(&p.status->phase, uint32_t{ENGINE_RUNNING});
   }
+  // A shared lane's visit budget, fixed for the engine's life: the fast kernel's is a constant.
+  const uint32_t shared_budget = P == Pacing::always ? visit_budget(w.profile, false) : SERVICE_BUDGET;
   uint64_t passes = 0;
   uint32_t visits_with_work = 0;
   uint32_t count = 0;
@@ -194,7 +196,7 @@ __global__ void engine_kernel(EngineLaunch p) {
       QpContext& qp = p.tables->qps[warp + slot * p.warps];
       DISSECT_PHASE_START;
       const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
-                                count <= p.warps ? SOLE_QP_BUDGET : SERVICE_BUDGET);
+                                count <= p.warps ? SOLE_QP_BUDGET : shared_budget);
       DISSECT_PHASE(8);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
       if (s.executed != 0 && lanes.lane() == 0 && w.in_flight.stage != IN_FLIGHT_NONE && w.in_flight.held_ns != 0) {

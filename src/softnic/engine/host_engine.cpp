@@ -103,8 +103,7 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
       QpContext& qp = tables->qps[i];
       const uint32_t slot = i / count;  // this QP among the thread's
       QpCopy* cache = slot < CACHED_QPS ? &window.cache[slot] : nullptr;
-      const Served served = serve_qp(lanes, window, qp, *tables, cache,
-                                     qps <= count ? SOLE_QP_BUDGET : SERVICE_BUDGET);
+      const Served served = serve_qp(lanes, window, qp, *tables, cache, visit_budget(window.profile, qps <= count));
       if (status != nullptr && served.syndrome != 0) note_work(status, qp, served);
       executed += served.executed;
       if (status != nullptr && served.executed != 0 && passes % HEARTBEAT_PASSES == 0) {

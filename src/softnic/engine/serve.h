@@ -19,6 +19,14 @@ inline constexpr uint32_t SERVICE_BUDGET = 64;
 // reads the stop flag and the QP count.
 inline constexpr uint32_t SOLE_QP_BUDGET = 256;
 
+// The budget of a visit to a QP under profile `p` (profile.h, scheduling_quantum_wqes): a profile's
+// scheduling quantum where it names one, so that a backlog does not decide how often a queue's
+// context is looked up; `sole`: the QP has its engine lane to itself.
+DISSECT_HD inline uint32_t visit_budget(const TimingProfile& p, bool sole) {
+  if (sole) return SOLE_QP_BUDGET;
+  return p.enabled != 0 && p.scheduling_quantum_wqes != 0 ? p.scheduling_quantum_wqes : SERVICE_BUDGET;
+}
+
 // Whether a QP with EngineFlags `flags` is served with these scopes (serve_qp's choice).
 template <Scope Doorbell, Scope Completion>
 DISSECT_HD inline bool serves_scopes(uint32_t flags) {

@@ -1444,7 +1444,9 @@ TEST(TimingProfile, ConnectionStateFields) {
   EXPECT_EQ(cx7.send_context_miss_ns, 9u);
   EXPECT_EQ(cx7.receive_context_miss_ns, 198u);
   EXPECT_DOUBLE_EQ(cx7.receive_message_rate_mps, 440);
+  EXPECT_EQ(cx7.scheduling_quantum_wqes, 32u);
   EXPECT_FALSE(softnic::connection_model(softnic::timing_profile("fast")));
+  EXPECT_EQ(softnic::timing_profile("fast").scheduling_quantum_wqes, 0u);
   const std::string path = ::testing::TempDir() + "/dissect_profile_connections.txt";
   auto write = [&](const char* text) {
     std::FILE* f = std::fopen(path.c_str(), "w");
@@ -1454,13 +1456,14 @@ TEST(TimingProfile, ConnectionStateFields) {
   write("name = few\nmessage_rate_mps = 100\n");
   EXPECT_FALSE(softnic::connection_model(softnic::timing_profile(path))) << "left out: no model";
   write("name = small-cache\nqp_cache_entries = 64\nsend_context_miss_ns = 5\n"
-        "receive_context_miss_ns = 300\nreceive_message_rate_mps = 400.5\n");
+        "receive_context_miss_ns = 300\nreceive_message_rate_mps = 400.5\nscheduling_quantum_wqes = 64\n");
   const softnic::TimingProfile mine = softnic::timing_profile(path);
   EXPECT_TRUE(softnic::connection_model(mine));
   EXPECT_EQ(mine.qp_cache_entries, 64u);
   EXPECT_EQ(mine.send_context_miss_ns, 5u);
   EXPECT_EQ(mine.receive_context_miss_ns, 300u);
   EXPECT_DOUBLE_EQ(mine.receive_message_rate_mps, 400.5);
+  EXPECT_EQ(mine.scheduling_quantum_wqes, 64u);
   auto refused = [&](const char* text, const std::string& names) {
     write(text);
     try {
@@ -1478,4 +1481,5 @@ TEST(TimingProfile, ConnectionStateFields) {
   refused("send_context_miss_ns = -1\n", "send_context_miss_ns = '-1'");
   refused("receive_context_miss_ns = 1e12\n", "receive_context_miss_ns = '1e12'");
   refused("receive_message_rate_mps = fast\n", "receive_message_rate_mps = 'fast'");
+  refused("scheduling_quantum_wqes = 32.5\n", "scheduling_quantum_wqes = '32.5'");
 }

@@ -41,12 +41,14 @@ sn::TimingProfile model(uint32_t entries) {
 }
 
 struct Rig {
-  // `words`: the 8 B destination words each QP writes.
-  Rig(const sn::TimingProfile& profile, uint32_t qps, uint32_t words = 1) {
+  // `words`: the 8 B destination words each QP writes. `start_a`: A's engine runs from the start
+  // (false: the caller posts a backlog first, then starts it).
+  Rig(const sn::TimingProfile& profile, uint32_t qps, uint32_t words = 1, bool start_a = true) {
     sn::SoftNicOptions o;
     o.profile = profile;
-    a = std::make_unique<sn::SoftNic>(o);
     b = std::make_unique<sn::SoftNic>(o);
+    o.start_engine = start_a;
+    a = std::make_unique<sn::SoftNic>(o);
     pd_a = a->create_pd();
     pd_b = b->create_pd();
     destination.assign(size_t{qps} * words * 8, 0);
@@ -79,20 +81,26 @@ struct Rig {
   void round_robin_windows(uint32_t rounds, uint32_t writes) {
     for (uint32_t r = 0; r < rounds; ++r) {
       for (uint32_t i = 0; i < requesters.size(); ++i) {
-        uint64_t end = 0;
-        const uint64_t base = reinterpret_cast<uintptr_t>(destination.data()) + size_t{8} * writes * i;
-        ASSERT_EQ((gda::post_batch<Policy, gda::Sharing::exclusive>(
-                      requesters[i]->handle(), writes, 1, gda::Completion::signaled, &end,
-                      [&](const nic::QpHandle& q, uint64_t index, uint32_t k, gda::Completion c) {
-                        return gda::write_rdma_write_value_wqe(q, index, uint64_t{r + 1} << 32 | k, 8,
-                                                               base + 8 * k, mr.rkey, c);
-                      })),
-                  gda::Status::ok);
+        const uint64_t end = post_window(i, r, writes, 0);
         ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(requesters[i]->handle(), end)),
                   gda::Status::ok);
       }
     }
   }
+  // One doorbell of `writes` 8 B writes on QP `i` to its words from `first` on (round `r`'s values),
+  // the last signalled; returns the index its completion ends at.
+  uint64_t post_window(uint32_t i, uint32_t r, uint32_t writes, uint32_t first) {
+    uint64_t end = 0;
+    const uint64_t base = reinterpret_cast<uintptr_t>(destination.data()) + size_t{8} * (words_per_qp() * i + first);
+    const gda::Status s = gda::post_batch<Policy, gda::Sharing::exclusive>(
+        requesters[i]->handle(), writes, 1, gda::Completion::signaled, &end,
+        [&](const nic::QpHandle& q, uint64_t index, uint32_t k, gda::Completion c) {
+          return gda::write_rdma_write_value_wqe(q, index, uint64_t{r + 1} << 32 | k, 8, base + 8 * k, mr.rkey, c);
+        });
+    EXPECT_EQ(s, gda::Status::ok) << "QP " << i << " round " << r;
+    return end;
+  }
+  uint32_t words_per_qp() const { return static_cast<uint32_t>(destination.size() / 8 / requesters.size()); }
   std::unique_ptr<sn::SoftNic> a, b;
   std::unique_ptr<nic::ProtectionDomain> pd_a, pd_b;
   std::vector<uint8_t> destination;
@@ -208,6 +216,44 @@ TEST(ConnectionState, ADoorbellOf32WritesLooksUpOnceEachSide) {
   EXPECT_EQ(b.receive_lookups, kQps * kRounds) << "one receive lookup a window of " << kWrites;
   EXPECT_EQ(a.send_misses, replayed_misses(4, requester_qpns, kRounds));
   EXPECT_EQ(b.receive_misses, replayed_misses(4, responder_qpns, kRounds));
+}
+
+// A backlog served a scheduling quantum at a time (profile.h, scheduling_quantum_wqes): two QPs
+// sharing one engine thread and a one-entry cache, each with two 32-write doorbells waiting when the
+// engine starts. With a quantum of 32 the thread turns to the other QP after each window, so every
+// window misses on both sides; with the engine's own budget (64) each QP's second window follows its
+// first and hits: the backlog, not the model, would have decided the misses.
+TEST(ConnectionState, ABacklogIsServedAQuantumAtATime) {
+  constexpr uint32_t kWrites = 32;
+  for (const uint32_t quantum : {32u, 0u}) {
+    sn::TimingProfile p = model(1);
+    p.send_context_miss_ns = p.receive_context_miss_ns = 1000;
+    p.scheduling_quantum_wqes = quantum;
+    Rig rig(p, 2, 2 * kWrites, /*start_a=*/false);
+    uint64_t end[2] = {0, 0};
+    for (uint32_t i = 0; i < 2; ++i) {
+      rig.post_window(i, 0, kWrites, 0);
+      end[i] = rig.post_window(i, 1, kWrites, kWrites);
+    }
+    rig.a->start();
+    for (uint32_t i = 0; i < 2; ++i) {
+      ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(rig.requesters[i]->handle(), end[i])),
+                gda::Status::ok);
+    }
+    const sn::ContextCacheCounters a = rig.a->context_cache_counters();
+    const sn::ContextCacheCounters b = rig.b->context_cache_counters();
+    EXPECT_EQ(a.send_lookups, 4u) << "quantum " << quantum << ": one lookup a window";
+    EXPECT_EQ(b.receive_lookups, 4u) << "quantum " << quantum;
+    EXPECT_EQ(a.send_misses, quantum == 32 ? 4u : 2u) << "quantum " << quantum;
+    EXPECT_EQ(b.receive_misses, quantum == 32 ? 4u : 2u) << "quantum " << quantum;
+    for (uint32_t i = 0; i < 2; ++i) {
+      for (uint32_t k = 0; k < 2 * kWrites; ++k) {
+        const uint64_t want = uint64_t{k / kWrites + 1} << 32 | (k % kWrites);
+        ASSERT_EQ(reinterpret_cast<const uint64_t*>(rig.destination.data())[rig.words_per_qp() * i + k], want)
+            << "QP " << i << " word " << k;
+      }
+    }
+  }
 }
 
 TEST(ConnectionState, FastPaysNothingAndCountsNothing) {
