@@ -39,10 +39,11 @@ TimingProfile named(const char* name) {
 // scheduling_quantum_wqes 32: the fits above take a miss per 32-write visit at 32,768 QPs, and the
 // paper's rig moved to another connection after 32 writes. A NIC model that served a queue's whole
 // backlog at once would pay one miss per backlog instead: the softnic's GPU engine, which served up
-// to 64 WQEs a visit, ran behind the submitters at 32,768 QPs and counted one miss per two windows,
-// so simultaneous traffic measured 111 M msg/s where the fit predicts 80 (H200, stop 39). With the
-// quantum a queue pays its lookup per 32 WQEs whether or not the engine keeps up. Not a documented
-// ConnectX figure: the scheduler's arbitration unit this model needs for the fit to mean what it says.
+// to 64 WQEs a visit, counted about one miss per two windows at 32,768 QPs (0.016 a message against
+// 1 / 32), as two windows a visit allow when the engine runs behind, and simultaneous traffic
+// measured 111 M msg/s where the fit predicts 80 (H200, stop 39). With the quantum a queue pays its
+// lookup per 32 WQEs whether or not the engine keeps up. Not a documented ConnectX figure: the
+// scheduler's arbitration unit this model needs for the fit to mean what it says.
 //
 // cqe_transit_ns 770: the paper's 3.30 us ends at the CQE seen by a GPU poller, so a CQE the
 // engine released at the ring date + 3.30 us would be seen its own CQE hop later (`stamp to CQE
