@@ -85,7 +85,7 @@ struct Span {
 // bound by the model's engine from one bound by its submitters (bottleneck_note).
 __device__ inline gda::Status room_for(const nic::QpHandle& qp, uint32_t wqebbs, unsigned long long* waited) {
   const uint64_t end = qp.state->resv_head + wqebbs;
-  if (end <= qp.sq.wqebb_count || qp.state->cons_idx >= end - qp.sq.wqebb_count) return gda::Status::ok;
+  if (gda::has_room(qp, end, qp.state->cons_idx)) return gda::Status::ok;
   const unsigned long long t0 = now_ns();
   const gda::Status s = gda::wait_for_room<Policy, gda::Sharing::exclusive>(qp, end);
   *waited += now_ns() - t0;

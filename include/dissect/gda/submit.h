@@ -25,6 +25,11 @@
 
 namespace dissect::gda {
 
+// Whether the ring holds WQEBBs up to `end` once `completed` of them are consumed.
+DISSECT_HD inline bool has_room(const nic::QpHandle& qp, uint64_t end, uint64_t completed) {
+  return end <= qp.sq.wqebb_count || completed >= end - qp.sq.wqebb_count;
+}
+
 template <typename Ordering, Sharing S>
 DISSECT_HD inline Status wait_for_room(const nic::QpHandle& qp, uint64_t end,
                                        uint64_t timeout_ns = DEFAULT_WAIT_TIMEOUT_NS) {
@@ -54,9 +59,7 @@ DISSECT_HD inline Status reserve(const nic::QpHandle& qp, uint32_t wqebbs, uint6
     *base = head;
     state->resv_head = head + wqebbs;
     const uint64_t end = head + wqebbs;
-    if (end <= qp.sq.wqebb_count || completed >= end - qp.sq.wqebb_count) {
-      return Status::ok;
-    }
+    if (has_room(qp, end, completed)) return Status::ok;
     const Status room = wait_for_room<Ordering, S>(qp, end, timeout_ns);
     if (room == Status::timeout) state->resv_head = head;
     return room;
