@@ -54,9 +54,9 @@ for r in results:
         failures.append(f"{r['label']}: no figure = 10b, connections or writes_per_visit knob")
     if not (metric(r, "message rate") or 0) > 0:
         failures.append(f"{r['label']}: no message rate")
-    waiting = metric(r, "submitters waiting for room")
+    waiting = metric(r, "submitters waiting for the model")
     if waiting is None or not 0 <= waiting <= 100:
-        failures.append(f"{r['label']}: submitters waiting for room {waiting}, a share in [0, 100] %")
+        failures.append(f"{r['label']}: submitters waiting for the model {waiting}, a share in [0, 100] %")
 for r in dc:
     k = r["knobs"]
     for name in ("connections", "dcis", "dci_destination_pairs", "writes_per_visit", "nic_profile", "dc_connect_ns",
