@@ -42,7 +42,8 @@ TimingProfile named(const char* name) {
 // to 64 WQEs a visit, counted about one miss per two windows at 32,768 QPs (0.016 a message against
 // 1 / 32), as two windows a visit allow when the engine runs behind, and simultaneous traffic
 // measured 111 M msg/s where the fit predicts 80 (H200, stop 39). With the quantum a queue pays its
-// lookup per 32 WQEs whether or not the engine keeps up. Not a documented ConnectX figure: the
+// lookup per 32 WQEs whether or not the engine keeps up: misses 0.016 -> 0.031 a message, 110.5 ->
+// 85.4 M msg/s (H100, stop 40, docs/results/h100/stop40/). Not a documented ConnectX figure: the
 // scheduler's arbitration unit this model needs for the fit to mean what it says.
 //
 // cqe_transit_ns 770: the paper's 3.30 us ends at the CQE seen by a GPU poller, so a CQE the
