@@ -285,12 +285,12 @@ std::string percent(double share) {
 // What bounded a rate, from the share of the submitters' time spent waiting for the model
 // (send-queue room and the drain, Span::waited) and the rate's share of the model's ceiling. A
 // producer ahead of its consumer through a bounded queue waits 1 - consumer / producer of its
-// time, one behind it never: so the submitters bound a
-// rate when they hardly waited (under SUBMITTERS_WAITING, the NIC model completed their WQEs as
-// fast as they came); else the NIC side, the model's own curve (`at_model`, the caller's name for
-// it) when the rate is near its ceiling, the softnic GPU engine when it is not. (Half their time,
-// the line until stop 40, named the submitters for rows at 95-101 % of the ceiling whose submitters
-// waited 24-47 % of theirs: throttled by the model, H200, stop 39.)
+// time, one behind it never: so the submitters bound a rate when they hardly waited (under
+// SUBMITTERS_WAITING: the NIC model completed their WQEs as fast as they came); else the NIC side,
+// the model's own curve (`at_model`, the caller's name for it) when the rate is near its ceiling,
+// the softnic GPU engine when it is not. (Half their time, the line until stop 40, named the
+// submitters for rows at 95-101 % of the ceiling whose submitters waited 24-47 % of theirs:
+// throttled by the model, H200, stop 39.)
 constexpr double SUBMITTERS_WAITING = 0.1;
 std::string bottleneck_note(double share, double waiting, const std::string& at_model) {
   const std::string figures = " (the submitters waited for send-queue room and the drain " + percent(waiting) +

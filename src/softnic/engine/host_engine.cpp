@@ -99,11 +99,12 @@ __attribute__((flatten)) void HostEngine::serve(uint32_t index, uint32_t count, 
     release_due_in_flight(lanes, window);
     release_due_held_windows(lanes, window);
     uint32_t executed = 0;
+    const uint32_t budget = visit_budget(window.profile, qps <= count);
     for (uint32_t i = index; i < qps; i += count) {
       QpContext& qp = tables->qps[i];
       const uint32_t slot = i / count;  // this QP among the thread's
       QpCopy* cache = slot < CACHED_QPS ? &window.cache[slot] : nullptr;
-      const Served served = serve_qp(lanes, window, qp, *tables, cache, visit_budget(window.profile, qps <= count));
+      const Served served = serve_qp(lanes, window, qp, *tables, cache, budget);
       if (status != nullptr && served.syndrome != 0) note_work(status, qp, served);
       executed += served.executed;
       if (status != nullptr && served.executed != 0 && passes % HEARTBEAT_PASSES == 0) {
