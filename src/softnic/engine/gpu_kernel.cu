@@ -65,7 +65,7 @@ __device__ void note_visit(const EngineLaunch& p, const QpContext& qp, const Ser
 // at once, and visits (serve_qp) only those whose word changed. Before, a pass visited every QP,
 // the leader reading each one's state, connection and doorbell one QP after the other, and a
 // doorbell waited on average half of such a pass before a head saw it ("Where doorbell -> CQE
-// goes", docs/softnic-engine.md). A warp's slots past 32 are visited every pass, as before.
+// goes", docs/softnic-engine.md). A warp's slots past 32 are swept (sweep_doorbells).
 //
 // The watch is only a hint of when to visit: the visit reads the doorbell again with acquire
 // semantics (open_window), and everything it executes is announced by what that read saw. What
@@ -119,15 +119,32 @@ __device__ uint32_t watch_doorbells(const Lanes& lanes, DoorbellWatch& d, const 
   return __ballot_sync(WarpLanes::FULL, visit);
 }
 
-// The warp's next slot to visit from `from` on: a watched slot whose bit is in `due`, or any slot
-// past the watched ones; `mine` (the warp's QP count) when none is left.
-__device__ inline uint32_t next_visit(uint32_t due, uint32_t from, uint32_t mine) {
-  if (from < WATCHED_SLOTS) {
-    const uint32_t later = due & ~lanes_below(from);
-    if (later != 0) return lowest_set_bit(later);
-    from = WATCHED_SLOTS;
+// The warp's slots past the watched ones, 32 a sweep from slot `base`: lane j reads the record of
+// slot base + j and its doorbell word, every lane's loads in flight at once, and the slots with
+// news (has_news) are visited (bit j). Before, each of them got a visit every pass, its leader
+// copying the context anew (only CACHED_QPS stay copied) and reading the doorbell one QP after
+// the other: at 4,096 QPs a direction a warp's 32 idle responders set the length of the pass that
+// served its two active requesters (docs/softnic-engine.md, long reuse). The record is written by
+// this warp's leader alone, before the warp barrier that ends its visit, so each lane reads the
+// newest; the doorbell word is read relaxed, and the visit reads it again with acquire (as the
+// watch's, the sweep only chooses when to visit, and a QP with work is never passed over). The
+// state is acquired: the control path publishes it after the doorbell pointer and flags.
+template <typename Lanes>
+__device__ uint32_t sweep_doorbells(const Lanes& lanes, const EngineLaunch& p, uint32_t warp,
+                                    uint32_t base, uint32_t mine) {
+  const uint32_t slot = base + lanes.lane();
+  bool visit = false;
+  if (slot < mine) {
+    const QpContext& qp = p.tables->qps[warp + slot * p.warps];
+    if (load_acquire<TABLE_SCOPE>(&qp.state) != QP_STATE_RESET) {
+      uint64_t* word = qp.doorbell;
+      const uint64_t value = (qp.engine_flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0
+                                 ? load_relaxed<Scope::system>(word)
+                                 : load_relaxed<Scope::gpu>(word);
+      visit = has_news(qp, value);
+    }
   }
-  return from < mine ? from : mine;
+  return __ballot_sync(WarpLanes::FULL, visit);
 }
 
 // Built once per pacing (Pacing, lanes.h): the `fast` kernel holds no timing-profile code (no
@@ -192,21 +209,27 @@ __global__ void engine_kernel(EngineLaunch p) {
     release_due_in_flight(lanes, w);
     if (due != 0) DISSECT_PHASE(30);
     uint32_t executed = 0;
-    for (uint32_t slot = next_visit(due, 0, mine); slot < mine; slot = next_visit(due, slot + 1, mine)) {
-      QpContext& qp = p.tables->qps[warp + slot * p.warps];
-      DISSECT_PHASE_START;
-      const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
-                                count <= p.warps ? SOLE_QP_BUDGET : shared_budget);
-      DISSECT_PHASE(8);
+    // The watched slots (`due`), then the rest a sweep of 32 at a time: one call site of the visit,
+    // whose inlined copy is most of the kernel's code (two made the fast kernel spill).
+    for (uint32_t base = 0; base < mine; base += WATCHED_SLOTS) {
+      uint32_t news = base == 0 ? due : sweep_doorbells(lanes, p, warp, base, mine);
+      for (; news != 0; news &= news - 1) {
+        const uint32_t slot = base + lowest_set_bit(news);
+        QpContext& qp = p.tables->qps[warp + slot * p.warps];
+        DISSECT_PHASE_START;
+        const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
+                                  count <= p.warps ? SOLE_QP_BUDGET : shared_budget);
+        DISSECT_PHASE(8);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
-      if (s.executed != 0 && lanes.lane() == 0 && w.in_flight.stage != IN_FLIGHT_NONE && w.in_flight.held_ns != 0) {
-        atomicAdd(&engine_phase_cycles[32], static_cast<unsigned long long>(now_ns() - w.in_flight.held_ns));  // ns
-      }
+        if (s.executed != 0 && lanes.lane() == 0 && w.in_flight.stage != IN_FLIGHT_NONE && w.in_flight.held_ns != 0) {
+          atomicAdd(&engine_phase_cycles[32], static_cast<unsigned long long>(now_ns() - w.in_flight.held_ns));  // ns
+        }
 #endif
-      if (lanes.lane() == slot) watch.more = s.pending != 0;
-      if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
-      if (s.executed != 0) DISSECT_PHASE(9);
-      executed += s.executed;
+        if (lanes.lane() == slot) watch.more = s.pending != 0;
+        if (s.executed != 0 && lanes.lane() == 0) note_visit(p, qp, s, &visits_with_work);
+        if (s.executed != 0) DISSECT_PHASE(9);
+        executed += s.executed;
+      }
     }
     if (executed != 0) DISSECT_PHASE(31);
     ++passes;

@@ -121,6 +121,16 @@ DISSECT_HD DISSECT_COLD Served serve_window_elsewhere(const Lanes& lanes, Window
   return serve_window<Doorbell, Completion>(lanes, w, qp, local, cache, checked);
 }
 
+// Whether a visit to `qp` (not in RESET) would find work, by the engine's own record of it and
+// `doorbell`, the value its doorbell word holds now: a value the engine has not acted on, or
+// WQEs announced and not consumed (a visit that spent its budget, a window that waited for its
+// scopes or the held windows: Served::pending). A visit's windows keep the record in the
+// QpContext (apply_doorbell, retire_window), so the test needs no state of its own: the GPU
+// engine's sweep of the QPs its doorbell watch does not cover (gpu_kernel.cu).
+DISSECT_HD inline bool has_news(const QpContext& qp, uint64_t doorbell) {
+  return doorbell != qp.last_doorbell || qp.sq_target > qp.sq_consumer;
+}
+
 // `cache`: the warp's QpCopy slot for this QP, or null.
 template <typename Lanes>
 DISSECT_HD inline Served serve_qp(const Lanes& lanes, Window& w, QpContext& qp,

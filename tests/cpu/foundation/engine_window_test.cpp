@@ -968,6 +968,37 @@ TEST(EngineWindow, DoorbellInsideAWqeAnnouncesNothingBeyondIt) {
   EXPECT_EQ(windowed->qp().counters.wqes_executed, 1u);
 }
 
+// has_news, what the GPU engine's sweep visits a QP on (gpu_kernel.cu): a doorbell value the engine
+// has not acted on, then WQEs left for a later visit by the budget, and nothing once a visit took
+// every announced WQE, however often the same value is read again. A sweep that passed over a QP
+// with work would leave its WQEs in the ring for good.
+TEST(EngineWindow, HasNewsUntilAVisitTakesEveryAnnouncedWqe) {
+  auto s = std::make_unique<Synthetic>(64, 64, 0);
+  const auto news = [&] { return softnic::has_news(s->qp(), *s->qp().doorbell); };
+  EXPECT_FALSE(news()) << "a QP never rung";
+  Op write;
+  write.kind = Kind::write;
+  write.length = 8;
+  for (uint32_t i = 0; i < 40; ++i) {  // more than a window (32 on the host)
+    write.dest_offset = 64 * i;
+    build(*s, write);
+  }
+  s->ring_doorbell(40);
+  EXPECT_TRUE(news()) << "a new doorbell value";
+  softnic::Window window{};
+  const auto visit = [&](uint32_t budget) {
+    return softnic::serve_qp(softnic::HostLanes{}, window, s->qp(), s->tables, &window.cache[0], budget);
+  };
+  const softnic::Served first = visit(32);
+  EXPECT_EQ(first.executed, 32u);
+  EXPECT_EQ(first.pending, 1u);
+  EXPECT_TRUE(news()) << "the budget left " << s->qp().sq_target - s->qp().sq_consumer << " WQEBBs";
+  EXPECT_EQ(visit(32).executed, 8u);
+  EXPECT_FALSE(news()) << "every announced WQE taken";
+  s->ring_doorbell(40);
+  EXPECT_FALSE(news()) << "the same value again";
+}
+
 // --- an error in the middle of a window ------------------------------------------------------------
 
 TEST(EngineWindow, ErrorInTheMiddleOfAWindowStopsItAndTheRestIsFlushed) {
