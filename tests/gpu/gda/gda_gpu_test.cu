@@ -337,53 +337,75 @@ int run_shared(uint32_t threads) {
   return 0;
 }
 
-// QPs sharing one send CQ in GPU memory (nic.h CompletionQueue), each connected to itself, served
-// by different engine warps (QP q on warp q): thread q puts on QP q, and every thread's quiet polls
-// the one CQ for all of them (Sharing::shared: several pollers).
-constexpr uint32_t SHARED_CQ_QPS = 16, SHARED_CQ_PUTS = 96;
+// QPs served by the GPU engine at once, each connected to itself: thread q puts on QP q, then
+// quiets it. Two sets (QpSet):
+// - sharing one send CQ in GPU memory (nic.h CompletionQueue), each QP on its own engine warp
+//   (QP q on warp q), every thread's quiet polling the one CQ for all of them (Sharing::shared:
+//   several pollers);
+// - more QPs than one engine warp watches (gpu_kernel.cu: WATCHED_SLOTS), on an engine of one warp,
+//   each with its own CQ: slots 32 and on are found by the engine's sweep (has_news), and a QP it
+//   passed over with work would leave its quiet waiting.
+constexpr uint32_t QP_SET_PUTS = 96;
+// Shared CQ: one engine warp each with the default engine (4 x 8 warps); many QPs: slots 0-99 of
+// one warp, three sweeps past the watched 32.
+constexpr uint32_t SHARED_CQ_QPS = 16, MANY_QPS = 100;
 
-DISSECT_HD inline uint64_t shared_cq_value(uint32_t q, uint32_t i) { return (uint64_t{q + 1} << 32) | (i + 1); }
+DISSECT_HD inline uint64_t qp_set_value(uint32_t q, uint32_t i) { return (uint64_t{q + 1} << 32) | (i + 1); }
 
-__global__ void shared_cq_puts(const nic::QpHandle* qps, uint8_t* dst, uint32_t rkey, bool wait,
-                               uint32_t* failures) {
+__global__ void qp_set_puts(const nic::QpHandle* qps, uint8_t* dst, uint32_t rkey, bool wait,
+                            uint32_t* failures) {
   using Policy = gda::ordering::gpu_fence;
   const uint32_t q = threadIdx.x;
   gda::Status s = gda::Status::ok;
-  for (uint32_t i = 0; i < SHARED_CQ_PUTS && s == gda::Status::ok; ++i) {
+  for (uint32_t i = 0; i < QP_SET_PUTS && s == gda::Status::ok; ++i) {
     uint64_t end = 0;
     s = gda::put_value<Policy, gda::Sharing::shared>(
-        qps[q], shared_cq_value(q, i), 8,
-        reinterpret_cast<uint64_t>(dst + (size_t{q} * SHARED_CQ_PUTS + i) * 8), rkey,
+        qps[q], qp_set_value(q, i), 8,
+        reinterpret_cast<uint64_t>(dst + (size_t{q} * QP_SET_PUTS + i) * 8), rkey,
         gda::Completion::signaled, &end);
     if (s == gda::Status::ok && wait && i % 8 == 7) s = gda::quiet<Policy, gda::Sharing::shared>(qps[q]);
   }
   if (s != gda::Status::ok) atomicAdd(failures, 1u);
 }
 
-__global__ void shared_cq_quiet(const nic::QpHandle* qps, uint32_t* failures) {
+__global__ void qp_set_quiet(const nic::QpHandle* qps, uint32_t* failures) {
   using Policy = gda::ordering::gpu_fence;
   if (gda::quiet<Policy, gda::Sharing::shared>(qps[threadIdx.x]) != gda::Status::ok) atomicAdd(failures, 1u);
 }
 
-// `stepped`: the engine stopped while a kernel posts, drain(), then a kernel polls (the form
-// compute-sanitizer runs); otherwise the engine runs beside the putting kernel.
-int run_shared_cq(bool stepped) {
+struct QpSet {
+  uint32_t qps;
+  bool shared_cq;
+  uint32_t engine_warps;  // one CTA of them; 0: gpu_engine_options' engine
+  // The engine stopped while a kernel posts, drain(), then a kernel polls (the form
+  // compute-sanitizer runs); otherwise the engine runs beside the putting kernel.
+  bool stepped;
+};
+
+int run_qp_set(const QpSet& set) {
   if (device_count_or_skip() == 0) return SKIP;
   softnic::SoftNicOptions o = softnic::gpu_engine_options();
   o.start_engine = false;
+  if (set.engine_warps != 0) {
+    o.engine_ctas = 1;
+    o.engine_warps_per_cta = set.engine_warps;
+  }
   softnic::SoftNic nic(o);
   auto pd = nic.create_pd();
-  nic::CqAttributes c;
-  c.cqe_entries = 2048;  // 16 QPs x 128 WQEBBs
-  c.max_members = SHARED_CQ_QPS;
-  c.placement = nic::Placement::gpu;
-  auto cq = nic.create_cq(c);
-  const size_t bytes = size_t{SHARED_CQ_QPS} * SHARED_CQ_PUTS * 8;
+  std::unique_ptr<nic::CompletionQueue> cq;
+  if (set.shared_cq) {
+    nic::CqAttributes c;
+    c.cqe_entries = set.qps * 128;  // 128 WQEBBs a QP
+    c.max_members = set.qps;
+    c.placement = nic::Placement::gpu;
+    cq = nic.create_cq(c);
+  }
+  const size_t bytes = size_t{set.qps} * QP_SET_PUTS * 8;
   auto* dst = static_cast<uint8_t*>(nic.allocate(bytes, nic::Placement::gpu));
   const nic::MemoryRegion mr = pd->register_memory(dst, bytes, nic::ACCESS_ALL);
   std::vector<std::unique_ptr<nic::QueuePair>> qps;
   std::vector<nic::QpHandle> handles;
-  for (uint32_t q = 0; q < SHARED_CQ_QPS; ++q) {
+  for (uint32_t q = 0; q < set.qps; ++q) {
     nic::QpAttributes a;
     a.sq_wqebbs = 128;
     a.placement = nic::Placement::gpu;
@@ -391,45 +413,50 @@ int run_shared_cq(bool stepped) {
     qps.push_back(pd->create_qp(a));
     qps.back()->connect(qps.back()->endpoint());
     handles.push_back(qps.back()->handle());
-    GT_CHECK(handles.back().send_cq.shared == cq->handle().shared, "QP %u's handle names another CQ", q);
+    GT_CHECK(!cq || handles.back().send_cq.shared == cq->handle().shared, "QP %u's handle names another CQ", q);
   }
-  auto* device_handles = static_cast<nic::QpHandle*>(nic.allocate(sizeof(nic::QpHandle) * SHARED_CQ_QPS, nic::Placement::gpu));
+  auto* device_handles = static_cast<nic::QpHandle*>(nic.allocate(sizeof(nic::QpHandle) * set.qps, nic::Placement::gpu));
   auto* failures = static_cast<uint32_t*>(nic.allocate(64, nic::Placement::host));
   Stream stream(0);
-  GT_CHECK(cudaMemcpyAsync(device_handles, handles.data(), sizeof(nic::QpHandle) * SHARED_CQ_QPS,
+  GT_CHECK(cudaMemcpyAsync(device_handles, handles.data(), sizeof(nic::QpHandle) * set.qps,
                            cudaMemcpyHostToDevice, stream.s) == cudaSuccess && wait_stream(stream.s, 15),
            "copy of the handles");
   *failures = 0;
-  softnic::preload_kernel(reinterpret_cast<const void*>(&shared_cq_puts), "shared_cq_puts");
-  softnic::preload_kernel(reinterpret_cast<const void*>(&shared_cq_quiet), "shared_cq_quiet");
-  if (!stepped) nic.start();
-  shared_cq_puts<<<1, SHARED_CQ_QPS, 0, stream.s>>>(device_handles, dst, mr.rkey, !stepped, failures);
+  softnic::preload_kernel(reinterpret_cast<const void*>(&qp_set_puts), "qp_set_puts");
+  softnic::preload_kernel(reinterpret_cast<const void*>(&qp_set_quiet), "qp_set_quiet");
+  if (!set.stepped) nic.start();
+  qp_set_puts<<<1, set.qps, 0, stream.s>>>(device_handles, dst, mr.rkey, !set.stepped, failures);
   GT_CHECK(wait_stream(stream.s, 15), "putting kernel did not finish: %s", nic.describe_status().c_str());
-  if (stepped) nic.drain();
-  shared_cq_quiet<<<1, SHARED_CQ_QPS, 0, stream.s>>>(device_handles, failures);
+  if (set.stepped) nic.drain();
+  qp_set_quiet<<<1, set.qps, 0, stream.s>>>(device_handles, failures);
   GT_CHECK(wait_stream(stream.s, 15), "quiet kernel did not finish: %s", nic.describe_status().c_str());
   GT_CHECK(*failures == 0, "%u QPs failed", *failures);
   const auto landed = read_back(dst, bytes, stream.s);
-  for (uint32_t q = 0; q < SHARED_CQ_QPS; ++q) {
-    for (uint32_t i = 0; i < SHARED_CQ_PUTS; ++i) {
+  for (uint32_t q = 0; q < set.qps; ++q) {
+    for (uint32_t i = 0; i < QP_SET_PUTS; ++i) {
       uint64_t v;
-      std::memcpy(&v, &landed[(size_t{q} * SHARED_CQ_PUTS + i) * 8], 8);
-      GT_CHECK(v == shared_cq_value(q, i), "QP %u put %u landed %llx", q, i, static_cast<unsigned long long>(v));
+      std::memcpy(&v, &landed[(size_t{q} * QP_SET_PUTS + i) * 8], 8);
+      GT_CHECK(v == qp_set_value(q, i), "QP %u put %u landed %llx", q, i, static_cast<unsigned long long>(v));
     }
+    const uint64_t executed = nic.counters(qps[q]->qpn()).wqes_executed;
+    GT_CHECK(executed == QP_SET_PUTS, "QP %u: the engine executed %llu WQEs", q,
+             static_cast<unsigned long long>(executed));
   }
-  nic::SharedCqState state;
-  const auto raw = read_back(cq->handle().shared, sizeof state, stream.s);
-  std::memcpy(&state, raw.data(), sizeof state);
-  GT_CHECK(state.ci == uint64_t{SHARED_CQ_QPS} * SHARED_CQ_PUTS, "the CQ's pollers consumed %llu CQEs",
-           static_cast<unsigned long long>(state.ci));
-  GT_CHECK(state.orphan_cqes == 0, "%llu orphan CQEs", static_cast<unsigned long long>(state.orphan_cqes));
+  if (cq) {
+    nic::SharedCqState state;
+    const auto raw = read_back(cq->handle().shared, sizeof state, stream.s);
+    std::memcpy(&state, raw.data(), sizeof state);
+    GT_CHECK(state.ci == uint64_t{set.qps} * QP_SET_PUTS, "the CQ's pollers consumed %llu CQEs",
+             static_cast<unsigned long long>(state.ci));
+    GT_CHECK(state.orphan_cqes == 0, "%llu orphan CQEs", static_cast<unsigned long long>(state.orphan_cqes));
+  }
   nic.stop();
   qps.clear();
   cq.reset();
   pd->deregister_memory(mr);
-  std::printf("ok: %u QPs on %u engine warps shared one CQ (%s): %u puts landed, %llu CQEs polled\n",
-              SHARED_CQ_QPS, SHARED_CQ_QPS, stepped ? "stepped" : "engine running",
-              SHARED_CQ_QPS * SHARED_CQ_PUTS, static_cast<unsigned long long>(state.ci));
+  std::printf("ok: %u QPs%s on %u engine warps (%s): %u puts landed\n", set.qps,
+              set.shared_cq ? " sharing one CQ" : "", o.engine_ctas * o.engine_warps_per_cta,
+              set.stepped ? "stepped" : "engine running", set.qps * QP_SET_PUTS);
   return 0;
 }
 
@@ -776,8 +803,10 @@ int main(int argc, char** argv) {
       {"stepped_engine", [] { return run_stepped_engine(); }},
       {"window_order", [] { return run_window_order("fast"); }},
       {"window_order_cx7", [] { return run_window_order("cx7-ib"); }},
-      {"shared_cq", [] { return run_shared_cq(false); }},
-      {"shared_cq_stepped", [] { return run_shared_cq(true); }},
+      {"shared_cq", [] { return run_qp_set({SHARED_CQ_QPS, true, 0, false}); }},
+      {"shared_cq_stepped", [] { return run_qp_set({SHARED_CQ_QPS, true, 0, true}); }},
+      {"many_qps_one_warp", [] { return run_qp_set({MANY_QPS, false, 1, false}); }},
+      {"many_qps_one_warp_stepped", [] { return run_qp_set({MANY_QPS, false, 1, true}); }},
       {"error_cqe_reported", [] { return run_error_cqe(); }},
       {"deregistered_key", [] { return run_deregistered_key(); }},
       {"pe_one_gpu", [] { return run_pe_layout("one-gpu", EngineKind::gpu_kernel, nic::Placement::gpu); }},
