@@ -4,12 +4,12 @@
 //
 // The cache: profile.qp_cache_entries tags in the NIC's table memory (NicTables::qp_cache), each
 // the number of the QP whose context the slot holds, or a DC connection's key (dc_responder_key,
-// top bit set); 0 = empty (QPNs start at QPN_BASE). A context maps to one slot, hash(number) (direct mapped), and a lookup is
+// top bit set); 0 = empty (QPNs start at QPN_BASE). A context maps to one slot, hash(number) (direct mapped, cache_slot), and a lookup is
 // one atomic exchange: it installs the context and misses when the slot held another. The GPU
 // engine's warps and the host engine's threads all look up at once without a lock; two lookups of
 // one slot racing are ordered by the exchange, so each sees the tag its predecessor left, and a
 // run's miss count depends only on the order lookups reach a slot. Direct mapped with a
-// multiplicative hash rather than LRU: a cyclic sweep over more contexts than an LRU cache holds
+// mixing hash rather than LRU: a cyclic sweep over more contexts than an LRU cache holds
 // misses every time, a cliff; the paper's curves decline gradually from about 1,350 active
 // connections, as a hashed cache does (a context hits while no other active one shares its slot:
 // a fraction e^(-F/entries) of F contexts). Tests rely on the hash only through cache_slot.
@@ -34,11 +34,22 @@
 
 namespace dissect::softnic {
 
-// The slot of context `number` in a cache of `entries` (Fibonacci hashing, reduced by a multiply:
-// any entry count, no modulo).
+// The slot of context `number` in a cache of `entries`: the number mixed (murmur3's finalizer),
+// then reduced by a multiply (any entry count, no modulo). Mixed so that the consecutive numbers a
+// NIC hands out land as random keys do, which the fit assumes (1 - (1 - 1/N)^(F - 1) of F
+// contexts share a slot: profile.cpp). A Fibonacci hash alone spreads consecutive numbers evenly
+// (the three-distance theorem): F < N of them never shared a slot, and the cache fell off a cliff
+// at N instead of declining from the fitted onset; at 4,096 QPs a direction (8,192 contexts in
+// 12,288 entries) the rig counted 0.001 misses a message where the fit has 0.015, and ran above
+// its own ceiling (H100, stop 41).
 DISSECT_HD inline uint32_t cache_slot(uint32_t number, uint32_t entries) {
-  const uint32_t mixed = number * 0x9E3779B1u;
-  return static_cast<uint32_t>((uint64_t{mixed} * entries) >> 32);
+  uint32_t h = number;
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return static_cast<uint32_t>((uint64_t{h} * entries) >> 32);
 }
 
 // Counts one lookup of `nic`'s cache (and its miss). `S`: TABLE_SCOPE for the engine's own NIC,

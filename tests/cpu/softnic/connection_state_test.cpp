@@ -7,6 +7,7 @@
 // (cache_slot), and from bounds that do not depend on the hash.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -120,6 +121,21 @@ uint64_t replayed_misses(uint32_t entries, const std::vector<uint32_t>& qpns, ui
     }
   }
   return misses;
+}
+
+// The fit (profile.cpp) takes a cache into which F contexts cycled in turn miss as random keys
+// would: a context misses every round when another shares its slot, 1 - (1 - 1/N)^(F - 1) of
+// them. QPNs are consecutive; a hash that spread them evenly (Fibonacci's) shared no slot below N
+// and every slot above it, a cliff where the paper's curve declines.
+TEST(ConnectionState, ConsecutiveQpnsShareSlotsAsRandomKeysDo) {
+  constexpr uint32_t kEntries = 12288;  // cx7-ib's
+  for (const uint32_t contexts : {1024u, 8192u, 32768u}) {
+    std::vector<uint32_t> qpns(contexts);
+    for (uint32_t i = 0; i < contexts; ++i) qpns[i] = sn::QPN_BASE + i;
+    const uint64_t steady = replayed_misses(kEntries, qpns, 2) - replayed_misses(kEntries, qpns, 1);
+    const double expected = 1 - std::pow(1 - 1.0 / kEntries, contexts - 1.0);
+    EXPECT_NEAR(double(steady) / contexts, expected, 0.02) << contexts << " consecutive QPNs in " << kEntries;
+  }
 }
 
 uint64_t pipe_ns(sn::SoftNic& n) {
