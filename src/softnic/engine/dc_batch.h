@@ -313,28 +313,6 @@ DISSECT_HD inline void store_dc_inline(uint8_t* out, uint64_t length, const uint
 #endif
 }
 
-// The words holding `length` bytes of the WQE at `start` from its word `first` on, as the send ring
-// holds them (a WQE of two WQEBBs may wrap the ring between them), into `out`: four loads in
-// flight before their stores, since a store through `out` may alias the ring for the compiler
-// and a load after it waits (byte by byte, an 8 B payload was eight round trips).
-DISSECT_HD inline void copy_ring_words(const QpContext& v, uint64_t start, uint32_t first, uint32_t* out,
-                                       uint64_t length) {
-  constexpr uint32_t WQEBB_WORDS = mlx5::MLX5_SEND_WQE_BB / 4;
-  const uint32_t words = static_cast<uint32_t>((length + 3) / 4);
-  for (uint32_t k = 0; k < words; k += 4) {
-    uint32_t in[4];
-    DISSECT_UNROLL
-    for (uint32_t j = 0; j < 4; ++j) {
-      const uint32_t at = first + k + j;
-      in[j] = k + j < words ? reinterpret_cast<const uint32_t*>(v.sq.wqebb(start + at / WQEBB_WORDS))[at % WQEBB_WORDS] : 0;
-    }
-    DISSECT_UNROLL
-    for (uint32_t j = 0; j < 4; ++j) {
-      if (k + j < words) out[k + j] = in[j];
-    }
-  }
-}
-
 // Executes the DC WRITE at the consumer of `copy` (a DCI, open, in RTS) in the calling lane when
 // it is the whole announcement; returns its syndrome, or NOT_LONE without a side effect. `Paced`:
 // w.profile is enabled; a WRITE that passed its checks is then held (in_flight.h) for the dates
@@ -426,6 +404,17 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
     // Held (in_flight.h), as RC's lone WQE.
     InFlight& f = begin_hold(w);
     f.plan = plan;
+    // The inline bytes from the WQEBBs' registers, at the hold's start: read again from the ring
+    // after the pacing's atomics, they were one more L2 round trip on the latency path (the ring
+    // load behind the pipe claims), and kept live across the pacing the registers made the engine
+    // loop spill (ptxas, sm_90). RC's lone WQE takes its own the same way (hold_lone_wqe).
+    if (plan.source == nullptr) {
+      if (full) {
+        hold_inline_words<21>(f, word, plan.length);  // byte 5 * 16 + 4
+      } else {
+        hold_inline_words<13>(f, word, plan.length);  // byte 3 * 16 + 4
+      }
+    }
     hold_cqe(f, v, wants_cqe, outcome, Completion == Scope::system);
     // The copy's view paces (its ring date, its connection), and the QpContext keeps what the
     // connect rule changed, as a DC batch's pacing leaves it (the destination: at the release).
@@ -436,10 +425,6 @@ DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, c
                               plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
     f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
-    // The inline words again from the ring (the slot is not reused before this WQE's CQE), not
-    // from `word`: kept live across the pacing's calls, or held from them, its registers made the
-    // engine loop spill (ptxas, sm_90).
-    if (plan.source == nullptr) copy_ring_words(v, start, full ? 21 : 13, f.bytes, plan.length);
     f.lookup = connection_model(w.profile) ? IN_FLIGHT_DC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
     f.local = const_cast<NicTables*>(&local);
     f.copy_destination = &v.dc_destination;

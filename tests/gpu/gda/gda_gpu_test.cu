@@ -344,7 +344,8 @@ int run_shared(uint32_t threads) {
 //   several pollers);
 // - more QPs than one engine warp watches (gpu_kernel.cu: WATCHED_SLOTS), on an engine of one warp,
 //   each with its own CQ: slots 32 and on are found by the engine's sweep (has_news), and a QP it
-//   passed over with work would leave its quiet waiting.
+//   passed over with work would leave its quiet waiting. Under cx7-ib the paced kernel sweeps
+//   (its own copy of the engine loop, gpu_kernel.cu), its windows held to their dates.
 constexpr uint32_t QP_SET_PUTS = 96;
 // Shared CQ: one engine warp each with the default engine (4 x 8 warps); many QPs: slots 0-99 of
 // one warp, three sweeps past the watched 32.
@@ -380,12 +381,14 @@ struct QpSet {
   // The engine stopped while a kernel posts, drain(), then a kernel polls (the form
   // compute-sanitizer runs); otherwise the engine runs beside the putting kernel.
   bool stepped;
+  const char* profile = "fast";  // the NIC's timing profile: "fast" runs the fast kernel
 };
 
 int run_qp_set(const QpSet& set) {
   if (device_count_or_skip() == 0) return SKIP;
   softnic::SoftNicOptions o = softnic::gpu_engine_options();
   o.start_engine = false;
+  o.profile = softnic::timing_profile(set.profile);
   if (set.engine_warps != 0) {
     o.engine_ctas = 1;
     o.engine_warps_per_cta = set.engine_warps;
@@ -454,9 +457,9 @@ int run_qp_set(const QpSet& set) {
   qps.clear();
   cq.reset();
   pd->deregister_memory(mr);
-  std::printf("ok: %u QPs%s on %u engine warps (%s): %u puts landed\n", set.qps,
+  std::printf("ok: %u QPs%s on %u engine warps (%s, %s): %u puts landed\n", set.qps,
               set.shared_cq ? " sharing one CQ" : "", o.engine_ctas * o.engine_warps_per_cta,
-              set.stepped ? "stepped" : "engine running", set.qps * QP_SET_PUTS);
+              set.stepped ? "stepped" : "engine running", set.profile, set.qps * QP_SET_PUTS);
   return 0;
 }
 
@@ -807,6 +810,8 @@ int main(int argc, char** argv) {
       {"shared_cq_stepped", [] { return run_qp_set({SHARED_CQ_QPS, true, 0, true}); }},
       {"many_qps_one_warp", [] { return run_qp_set({MANY_QPS, false, 1, false}); }},
       {"many_qps_one_warp_stepped", [] { return run_qp_set({MANY_QPS, false, 1, true}); }},
+      {"many_qps_one_warp_cx7", [] { return run_qp_set({MANY_QPS, false, 1, false, "cx7-ib"}); }},
+      {"many_qps_one_warp_cx7_stepped", [] { return run_qp_set({MANY_QPS, false, 1, true, "cx7-ib"}); }},
       {"error_cqe_reported", [] { return run_error_cqe(); }},
       {"deregistered_key", [] { return run_deregistered_key(); }},
       {"pe_one_gpu", [] { return run_pe_layout("one-gpu", EngineKind::gpu_kernel, nic::Placement::gpu); }},
