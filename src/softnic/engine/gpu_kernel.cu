@@ -119,32 +119,63 @@ __device__ uint32_t watch_doorbells(const Lanes& lanes, DoorbellWatch& d, const 
   return __ballot_sync(WarpLanes::FULL, visit);
 }
 
-// The warp's slots past the watched ones, 32 a sweep from slot `base`: lane j reads the record of
-// slot base + j and its doorbell word, every lane's loads in flight at once, and the slots with
-// news (has_news) are visited (bit j). Before, each of them got a visit every pass, its leader
-// copying the context anew (only CACHED_QPS stay copied) and reading the doorbell one QP after
-// the other: at 4,096 QPs a direction a warp's 32 idle responders set the length of the pass that
-// served its two active requesters (docs/softnic-engine.md, long reuse). The record is written by
-// this warp's leader alone, before the warp barrier that ends its visit, so each lane reads the
-// newest; the doorbell word is read relaxed, and the visit reads it again with acquire (as the
-// watch's, the sweep only chooses when to visit, and a QP with work is never passed over). The
-// state is acquired: the control path publishes it after the doorbell pointer and flags.
+// The warp's slots past the watched ones, 64 a sweep from slot `base`: lane j reads the records of
+// slots base + j and base + 32 + j and their doorbell words, every lane's loads in flight at once,
+// and the slots with news (has_news) are visited (bit k: slot base + k). Before the sweep each of
+// them got a visit every pass, its leader copying the context anew (only CACHED_QPS stay copied)
+// and reading the doorbell one QP after the other: at 4,096 QPs a direction a warp's 32 idle
+// responders set the length of the pass that served its two active requesters (docs/softnic-
+// engine.md, long reuse). The record is written by this warp's leader alone, before the warp
+// barrier that ends its visit, so each lane reads the newest; the doorbell word is read relaxed,
+// and the visit reads it again with acquire (as the watch's, the sweep only chooses when to visit,
+// and a QP with work is never passed over).
+//
+// A sweep is dependent round trips, so a pass pays them per sweep, not per slot: two slots a lane,
+// and the state's acquire only until the lane has seen the slot out of RESET in this launch
+// (`live`, bit k: the lane's k-th swept slot, WATCHED_SLOTS + 32 k + lane). The acquire is needed
+// once: the control path publishes the state after the doorbell pointer and flags, which do not
+// change while the QP lives, and a QP is destroyed only with its engine stopped (the watch's rule),
+// so a later pass may read them relaxed; a QP that went back to RESET meanwhile is one its visit
+// finds in RESET (open_window acquires the state). Three round trips a sweep of 32 become two a
+// sweep of 64 (the record with the pointer, then the word); slots past the mask's 32 bits (a warp
+// with more than 1,056 QPs) keep the acquire.
 template <typename Lanes>
-__device__ uint32_t sweep_doorbells(const Lanes& lanes, const EngineLaunch& p, uint32_t warp,
-                                    uint32_t base, uint32_t mine) {
-  const uint32_t slot = base + lanes.lane();
-  bool visit = false;
-  if (slot < mine) {
-    const QpContext& qp = p.tables->qps[warp + slot * p.warps];
-    if (load_acquire<TABLE_SCOPE>(&qp.state) != QP_STATE_RESET) {
-      uint64_t* word = qp.doorbell;
-      const uint64_t value = (qp.engine_flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0
-                                 ? load_relaxed<Scope::system>(word)
-                                 : load_relaxed<Scope::gpu>(word);
-      visit = has_news(qp, value);
+__device__ uint64_t sweep_doorbells(const Lanes& lanes, const EngineLaunch& p, uint32_t warp,
+                                    uint32_t base, uint32_t mine, uint32_t& live) {
+  constexpr uint32_t HALVES = 2;
+  const uint32_t first_bit = base - WATCHED_SLOTS;  // base = WATCHED_SLOTS + 64 i: bit 2 i
+  const QpContext* qp[HALVES];
+  bool known[HALVES];
+  DISSECT_UNROLL
+  for (uint32_t h = 0; h < HALVES; ++h) {
+    const uint32_t slot = base + h * WATCHED_SLOTS + lanes.lane();
+    const uint32_t bit = (first_bit / WATCHED_SLOTS) + h;
+    qp[h] = slot < mine ? &p.tables->qps[warp + slot * p.warps] : nullptr;
+    known[h] = qp[h] != nullptr && bit < 32 && ((live >> bit) & 1) != 0;
+    if (qp[h] != nullptr && !known[h] && load_acquire<TABLE_SCOPE>(&qp[h]->state) != QP_STATE_RESET) {
+      known[h] = true;
+      if (bit < 32) live |= 1u << bit;
     }
   }
-  return __ballot_sync(WarpLanes::FULL, visit);
+  uint64_t* word[HALVES];
+  bool system[HALVES];
+  DISSECT_UNROLL
+  for (uint32_t h = 0; h < HALVES; ++h) {
+    word[h] = known[h] ? qp[h]->doorbell : nullptr;
+    system[h] = known[h] && (qp[h]->engine_flags & ENGINE_QUEUES_IN_HOST_MEMORY) != 0;
+  }
+  bool visit[HALVES];
+  DISSECT_UNROLL
+  for (uint32_t h = 0; h < HALVES; ++h) {
+    visit[h] = false;
+    if (word[h] != nullptr) {
+      const uint64_t value = system[h] ? load_relaxed<Scope::system>(word[h]) : load_relaxed<Scope::gpu>(word[h]);
+      visit[h] = has_news(*qp[h], value);
+    }
+  }
+  const uint32_t low = __ballot_sync(WarpLanes::FULL, visit[0]);
+  const uint32_t high = __ballot_sync(WarpLanes::FULL, visit[1]);
+  return low | (uint64_t{high} << 32);
 }
 
 // Built once per pacing (Pacing, lanes.h): the `fast` kernel holds no timing-profile code (no
@@ -188,6 +219,7 @@ __global__ void engine_kernel(EngineLaunch p) {
   uint32_t count = 0;
   uint32_t sleep_ns = 0;
   DoorbellWatch watch;
+  uint32_t swept_live = 0;  // sweep_doorbells: this lane's swept slots seen out of RESET
   for (;;) {
     if (passes % QP_COUNT_PASSES == 0) {
       count = lanes.broadcast(load_acquire<Scope::gpu>(&p.tables->qp_count));
@@ -209,12 +241,12 @@ __global__ void engine_kernel(EngineLaunch p) {
     release_due_in_flight(lanes, w);
     if (due != 0) DISSECT_PHASE(30);
     uint32_t executed = 0;
-    // The watched slots (`due`), then the rest a sweep of 32 at a time: one call site of the visit,
+    // The watched slots (`due`), then the rest a sweep of 64 at a time: one call site of the visit,
     // whose inlined copy is most of the kernel's code (two made the fast kernel spill).
-    for (uint32_t base = 0; base < mine; base += WATCHED_SLOTS) {
-      uint32_t news = base == 0 ? due : sweep_doorbells(lanes, p, warp, base, mine);
+    for (uint32_t base = 0; base < mine; base += base == 0 ? WATCHED_SLOTS : 2 * WATCHED_SLOTS) {
+      uint64_t news = base == 0 ? due : sweep_doorbells(lanes, p, warp, base, mine, swept_live);
       for (; news != 0; news &= news - 1) {
-        const uint32_t slot = base + lowest_set_bit(news);
+        const uint32_t slot = base + static_cast<uint32_t>(__ffsll(static_cast<long long>(news)) - 1);
         QpContext& qp = p.tables->qps[warp + slot * p.warps];
         DISSECT_PHASE_START;
         const Served s = serve_qp(lanes, w, qp, *p.tables, slot < CACHED_QPS ? &w.cache[slot] : nullptr,
