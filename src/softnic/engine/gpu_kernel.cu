@@ -93,36 +93,12 @@ struct DoorbellWatch {
   bool more = false;   // visit next pass whatever the word says
 };
 
-// A slot with a copy in the warp's cache (CACHED_QPS) and queues in GPU memory is watched with the
-// visit head's own loads (load_copy_check: its state, its connection, its responder's state, the
-// doorbell acquired), all in flight with the doorbell's, into the Window (Window::watched): the
-// head of its visit then reads them from shared memory, not one more L2 round trip after the
-// watch's (phase 0 was ~1,780 cycles of a lone WQE's ~5,400 on the H100, stop 42). The acquire is
-// the head's, moved: lane j acquires the doorbell, stores the words, and the warp barrier that
-// opens the head (lanes.leader) orders both before the leader's reads of the WQEs it announces
-// (the acquire also empties the SM's L1, so the leader's weak WQEBB loads read fresh lines). Only
-// cached slots: their copy holds the responder to check; the rest keep a relaxed load (an acquire
-// in every lane would empty L1 in every pass), and their head reads as before.
-__device__ inline uint64_t watch_word(Window& w, DoorbellWatch& d, const QpContext& qp, uint32_t slot) {
-  const bool cached = slot < CACHED_QPS;
-  if (cached && (d.bell & 1) == 0 && copy_checkable(w.cache[slot], qp)) {
-    const CopyCheck k = load_copy_check<Scope::gpu>(w.cache[slot], qp);
-    w.watched[slot] = k;
-    return k.doorbell;
-  }
-  if (cached) w.watched[slot].qp = nullptr;
-  // Relaxed, not acquire: an acquire empties L1 (CCTL.IVALL) in each lane; the visit acquires.
-  uint64_t* word = reinterpret_cast<uint64_t*>(d.bell & ~uintptr_t{1});
-  return (d.bell & 1) != 0 ? load_relaxed<Scope::system>(word) : load_relaxed<Scope::gpu>(word);
-}
-
 // The slots (bit j: slot j) of this pass's visits among the warp's first `mine` QPs.
 template <typename Lanes>
-__device__ uint32_t watch_doorbells(const Lanes& lanes, Window& w, DoorbellWatch& d, const EngineLaunch& p,
+__device__ uint32_t watch_doorbells(const Lanes& lanes, DoorbellWatch& d, const EngineLaunch& p,
                                     uint32_t warp, uint32_t mine) {
   const uint32_t slot = lanes.lane();
   bool visit = false;
-  if (slot < CACHED_QPS) w.watched[slot].qp = nullptr;
   if (slot < mine && d.bell == 0) {
     visit = true;  // as before the watch: the visit reads what there is
     QpContext& qp = p.tables->qps[warp + slot * p.warps];
@@ -133,7 +109,10 @@ __device__ uint32_t watch_doorbells(const Lanes& lanes, Window& w, DoorbellWatch
       d.bell = reinterpret_cast<uintptr_t>(qp.doorbell) | (system ? 1 : 0);
     }
   } else if (slot < mine) {
-    const uint64_t value = watch_word(w, d, p.tables->qps[warp + slot * p.warps], slot);
+    // Relaxed, not acquire: an acquire empties L1 (CCTL.IVALL) in each lane; the visit acquires.
+    uint64_t* word = reinterpret_cast<uint64_t*>(d.bell & ~uintptr_t{1});
+    const uint64_t value =
+        (d.bell & 1) != 0 ? load_relaxed<Scope::system>(word) : load_relaxed<Scope::gpu>(word);
     visit = value != d.rung || d.more;
     d.rung = value;
   }
@@ -213,10 +192,7 @@ __global__ void engine_kernel(EngineLaunch p) {
   const uint32_t warp = blockIdx.x * (blockDim.x / 32) + warp_in_cta;
   Window& w = windows[warp_in_cta];
   const bool leader = warp == 0 && lanes.lane() == 0;
-  if (lanes.lane() < CACHED_QPS) {  // shared memory starts undefined
-    w.cache[lanes.lane()].qp = nullptr;
-    w.watched[lanes.lane()].qp = nullptr;
-  }
+  if (lanes.lane() < CACHED_QPS) w.cache[lanes.lane()].qp = nullptr;  // shared memory starts undefined
   if (lanes.lane() == 0) {
     w.scratch.qp = nullptr;
     w.clock.pass_ns = 0;  // no date kept (doorbell_dates 0): apply_doorbell stores none
@@ -260,7 +236,7 @@ __global__ void engine_kernel(EngineLaunch p) {
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
     const long long pass_start_ = phase_mark_;
 #endif
-    const uint32_t due = watch_doorbells(lanes, w, watch, p, warp, mine);
+    const uint32_t due = watch_doorbells(lanes, watch, p, warp, mine);
     if (due != 0) DISSECT_PHASE(16);
     release_due_in_flight(lanes, w);
     if (due != 0) DISSECT_PHASE(30);

@@ -77,19 +77,6 @@ struct QpCopy {
 };
 inline constexpr uint32_t CACHED_QPS = 4;  // per warp: a warp serving more copies the rest anew
 
-// What copy_holds reads of a QP and its responder, all in flight at once: loaded by the visit's
-// head (copy_holds) or, for the GPU engine's watched slots with a copy, by the doorbell watch
-// itself in the pass that sees the doorbell (gpu_kernel.cu, CopyCheck in the Window), so that the
-// head reads them from shared memory and pays no round trip of its own.
-struct CopyCheck {
-  const QpContext* qp;  // the QP whose words these are; null: none (the head loads them)
-  uint64_t doorbell;    // acquired
-  NicTables* remote_nic;
-  uint32_t state;
-  uint32_t remote_qp_index;
-  uint32_t responder_state;
-};
-
 // When a doorbell was rung, as the engine dates it (docs/softnic-engine.md, "When a doorbell was
 // rung"). An engine reads each QP's doorbell once a pass (the GPU engine's watch for a warp's first
 // 32 QPs, else the visit's first window; the host engine: the visit), so a doorbell value its read
@@ -118,10 +105,6 @@ struct Window {
   // phase reads the WQEs from here, not through L2 again.
   alignas(16) uint8_t stage[WINDOW_LANES * mlx5::MLX5_SEND_WQE_BB];
   QpCopy cache[CACHED_QPS];
-  // The GPU engine's doorbell watch, each pass: what copy_holds reads of the QP of cached slot j,
-  // read by lane j beside its doorbell (gpu_kernel.cu); qp null: nothing read this pass (the
-  // host engine never reads ahead). The visit's first window takes it instead of reading.
-  CopyCheck watched[CACHED_QPS];
   QpCopy scratch;                   // for a QP past the cache
   uint8_t wqebbs_at[WINDOW_LANES];  // phase 1: size of the window WQE starting at offset i, 0 = none
   WindowWqe wqe[WINDOW_LANES];      // phase 3 on
@@ -526,49 +509,25 @@ DISSECT_HD inline DISSECT_COLD uint32_t refresh_copy(QpCopy& c, QpContext& qp, c
 // Fills `doorbell` when true.
 // A DCI's copy has no responder to re-check: nothing of its context but its state changes while the
 // engine runs (no connect; teardown stops the engine), so its state and the doorbell, one round trip.
-// The loads of copy_holds for `c`, which stands for `qp` (c.qp == &qp) and is a DCI's or has a
-// responder. A DCI's copy has no responder to re-check: nothing of its context but its state
-// changes while the engine runs (no connect; teardown stops the engine), so its state and the
-// doorbell.
 template <Scope Doorbell>
-DISSECT_HD inline CopyCheck load_copy_check(const QpCopy& c, const QpContext& qp) {
-  CopyCheck k{&qp, 0, nullptr, 0, 0, 0};
-  k.state = load_relaxed<Doorbell>(const_cast<uint32_t*>(&qp.state));
-  if (c.remote.responder != nullptr) {
-    k.remote_nic = load_relaxed<TABLE_SCOPE>(const_cast<NicTables**>(&qp.remote_nic));
-    k.remote_qp_index = load_relaxed<TABLE_SCOPE>(const_cast<uint32_t*>(&qp.remote_qp_index));
-    k.responder_state = load_relaxed<TABLE_SCOPE>(&c.remote.responder->state);
-  }
-  k.doorbell = load_acquire<Doorbell>(c.view.doorbell);
-  return k;
+DISSECT_HD inline bool dci_copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
+  if (c.view.transport != QP_TRANSPORT_DCI) return false;
+  const uint32_t state = load_relaxed<Doorbell>(&qp.state);
+  *doorbell = load_acquire<Doorbell>(c.view.doorbell);
+  return state == QP_STATE_RTS;
 }
 
-// Whether copy_holds can read `c` at all (a copy of `qp`, a DCI's or with a responder).
-DISSECT_HD inline bool copy_checkable(const QpCopy& c, const QpContext& qp) {
-  return c.qp == &qp && (c.remote.responder != nullptr || c.view.transport == QP_TRANSPORT_DCI);
-}
-
-// Whether the words `k` (load_copy_check) say the copy still stands for its QP.
-DISSECT_HD inline bool check_holds(const QpCopy& c, const CopyCheck& k) {
-  if (c.remote.responder == nullptr) return k.state == QP_STATE_RTS;  // a DCI (copy_checkable)
-  return k.state == QP_STATE_RTS && k.remote_nic == c.view.remote_nic &&
-         k.remote_qp_index == c.view.remote_qp_index && k.responder_state == QP_STATE_RTS;
-}
-
-// Whether `c` may stand for `qp` in this window, and the doorbell read beside the checks: the QP's
-// state and connection, its responder's state and the doorbell are loads in flight at once, one
-// round trip. Only the doorbell is acquired (the WQEs it announces are read after it); the checks
-// need to be fresh, not ordered: a QP or responder torn down stops this engine before its memory
-// goes (gpu_engine.h, softnic.cpp), so a window that read a stale RTS still touches live memory.
-// `watched`: the same words as the doorbell watch read them this pass (null or another QP's: read
-// here). Fills `doorbell` when true.
 template <Scope Doorbell>
-DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell,
-                                  const CopyCheck* watched = nullptr) {
-  if (!copy_checkable(c, qp)) return false;
-  const CopyCheck k = watched != nullptr && watched->qp == &qp ? *watched : load_copy_check<Doorbell>(c, qp);
-  *doorbell = k.doorbell;
-  return check_holds(c, k);
+DISSECT_HD inline bool copy_holds(const QpCopy& c, QpContext& qp, uint64_t* doorbell) {
+  if (c.qp != &qp) return false;
+  if (c.remote.responder == nullptr) return dci_copy_holds<Doorbell>(c, qp, doorbell);
+  const uint32_t state = load_relaxed<Doorbell>(&qp.state);
+  NicTables* const remote_nic = load_relaxed<TABLE_SCOPE>(&qp.remote_nic);
+  const uint32_t remote_qp_index = load_relaxed<TABLE_SCOPE>(&qp.remote_qp_index);
+  const uint32_t responder_state = load_relaxed<TABLE_SCOPE>(&c.remote.responder->state);
+  *doorbell = load_acquire<Doorbell>(c.view.doorbell);
+  return state == QP_STATE_RTS && remote_nic == c.view.remote_nic &&
+         remote_qp_index == c.view.remote_qp_index && responder_state == QP_STATE_RTS;
 }
 
 // The doorbell's news applied to the copy; the QpContext receives the progress, its counters the
@@ -856,13 +815,7 @@ DISSECT_HD inline void open_window(const Lanes& lanes, Window& w, QpContext& qp,
     if (!backlog) {
       uint64_t doorbell = 0;
       const bool profiled = paced(lanes, w);
-      // The watch's words of this pass, for the visit's first window only (a later window of a
-      // visit that is no backlog reads the doorbell anew); taken once.
-      CopyCheck* watched = nullptr;
-      if (Doorbell == Scope::gpu && !checked && cache != nullptr) watched = &w.watched[cache - w.cache];
-      const bool holds = copy_holds<Doorbell>(c, qp, &doorbell, watched);
-      if (watched != nullptr) watched->qp = nullptr;
-      if (holds) {
+      if (copy_holds<Doorbell>(c, qp, &doorbell)) {
         apply_doorbell(qp, c.view, doorbell, profiled, w.clock);
       } else {
         w.state = refresh_copy(c, qp, local);
