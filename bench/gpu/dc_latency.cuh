@@ -102,6 +102,7 @@ inline DcRig make_dc_rig(PePair& pair, const PePairConfig& config) {
 template <typename Policy, Payload P>
 void measure_dc_put_latency(const PePairConfig& config, gpu::Measurement& result) {
   gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+  gpu::TimedMetric late = cqe_lateness_metric();
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     const DcRig rig = make_dc_rig(pair, config);
     auto& a = pair.pe[0];
@@ -113,8 +114,10 @@ void measure_dc_put_latency(const PePairConfig& config, gpu::Measurement& result
     check_cuda(cudaGetLastError(), "launch dc_put_latency_kernel");
     record_latency_run(pair, run, t, config, 8, "DC put latency kernel", issue, total,
                        describe_kernel_status);
+    // Each put finds its DCI idle (one outstanding): one connect (dc_timing.h's rule).
+    record_cqe_lateness(*a.nic, rig.dci->qpn(), P == Payload::pointer, 1, a.stream, late);
   });
-  finish_latency_result(tally, issue, total, result);
+  finish_latency_result(tally, issue, total, result, std::move(late));
 }
 
 }  // namespace dissect::bench::gpu

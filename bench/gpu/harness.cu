@@ -214,6 +214,22 @@ bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cud
   return true;
 }
 
+void record_cqe_lateness(const softnic::SoftNic& nic, uint32_t qpn, bool pointer, uint32_t connects,
+                         cudaStream_t stream, TimedMetric& late) {
+  const softnic::TimingProfile& p = nic.profile();
+  if (p.enabled == 0) return;
+  const softnic::QpContext qp = nic.qp_context(qpn);
+  std::vector<mlx5::mlx5_cqe64> cqes(qp.send_cq.cqe_count);
+  check_cuda(cudaMemcpyAsync(cqes.data(), qp.send_cq.cqes, cqes.size() * sizeof(mlx5::mlx5_cqe64),
+                             cudaMemcpyDefault, stream),
+             "read the send CQ");
+  check_cuda(cudaStreamSynchronize(stream), "read the send CQ");
+  const std::vector<double> ns = cqe_lateness_ns(cqes, p, pointer, connects);
+  if (ns.empty()) return;
+  add_run(late, ns);
+  late.samples_per_run = ns.size();
+}
+
 gpu::Measurement base_result(const PePairConfig& config, const char* name,
                                 const std::string& variant, const char* ordering,
                                 uint32_t bytes, bool is_inline) {

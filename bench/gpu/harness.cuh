@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dissect/bench/gpu_experiments.h"
+#include "cqe_lateness.h"
 #include "measurement.h"
 #include "dissect/bench/gpu_pe.h"
 #include "dissect/common/clock.h"
@@ -129,6 +130,21 @@ RunTally run_on_fresh_pairs(const PePairConfig& config, Body&& body) {
 // Checks slot i % SLOTS of `dst` holds the last op's payload (`length` bytes) for ops
 // [0, total_ops); reads back through a stream.
 bool validate_slots(const uint8_t* dst, uint32_t total_ops, uint32_t length, cudaStream_t stream);
+
+// Under an enabled timing profile: how long after the profile's date the engine stamped each CQE
+// of QP `qpn` of `nic` still in its send CQ (the softnic's CQE extension, dissect/softnic/
+// cqe_times.h: the ns from the doorbell's ring date to the stamp, less modelled_cqe_release_ns for
+// a put of this payload and `connects` DC connects), as one run of `late`. 0 where the engine met
+// every date; above it the CQEs left when the engine got there, and a latency measured through
+// them is the engine's lone path, not the profile's. Nothing under a profile that models nothing.
+void record_cqe_lateness(const softnic::SoftNic& nic, uint32_t qpn, bool pointer, uint32_t connects,
+                         cudaStream_t stream, TimedMetric& late);
+
+// The metric record_cqe_lateness fills.
+inline TimedMetric cqe_lateness_metric() {
+  TimedMetric m{"CQE after the profile's date", {}, {}, {}};
+  return m;
+}
 
 gpu::Measurement base_result(const PePairConfig& config, const char* name,
                                 const std::string& variant, const char* ordering,
@@ -391,11 +407,16 @@ void record_latency_run(PePair& pair, uint32_t run, RunTally& t, const PePairCon
             validate_slots(pair.pe[1].dst, config.warmup + config.iterations, length, a.stream);
 }
 
-// The tally of a latency measurement into `result`.
+// The tally of a latency measurement into `result`; `late` (record_cqe_lateness), where a
+// profile gave the CQEs dates, beside them, and a note when the engine missed them.
 inline void finish_latency_result(const RunTally& tally, gpu::TimedMetric issue, gpu::TimedMetric total,
-                                  gpu::Measurement& result) {
+                                  gpu::Measurement& result, gpu::TimedMetric late = {}) {
   result.metrics = {std::move(issue), std::move(total)};
   result.note += tally.note;
+  if (!late.p50_ns.empty()) {
+    result.note += late_cqe_note(summary_p50(late));
+    result.metrics.push_back(std::move(late));
+  }
   result.payload_validated = tally.valid && tally.recorded > 0;
   result.sm_clock_mhz = tally.mean_clock_mhz();
 }
@@ -405,6 +426,7 @@ template <typename Policy, Payload P, Counters C = Counters::registers>
 void measure_put_latency(const PePairConfig& config, uint32_t length,
                          gpu::Measurement& result) {
   gpu::TimedMetric issue{"issue", {}, {}, {}}, total{"put+completion", {}, {}, {}};
+  gpu::TimedMetric late = cqe_lateness_metric();
   const RunTally tally = run_on_fresh_pairs(config, [&](PePair& pair, uint32_t run, RunTally& t) {
     auto& a = pair.pe[0];
     auto& b = pair.pe[1];
@@ -415,8 +437,9 @@ void measure_put_latency(const PePairConfig& config, uint32_t length,
     check_cuda(cudaGetLastError(), "launch put_latency_kernel");
     record_latency_run(pair, run, t, config, length, "put latency kernel", issue, total,
                        describe_kernel_status);
+    record_cqe_lateness(*a.nic, a.qp->qpn(), P == Payload::pointer, 0, a.stream, late);
   });
-  finish_latency_result(tally, issue, total, result);
+  finish_latency_result(tally, issue, total, result, std::move(late));
 }
 
 // A peer library's put latency (gpu-latency --path, bench/gpu/peers/): `view(pair)` makes the

@@ -22,6 +22,9 @@ struct TimedMetric {
   std::vector<double> p50_cycles;
   std::vector<double> p10_cycles;
   std::vector<double> p90_cycles;
+  // Samples a run's percentiles stand for, where they are not the run's timed operations (the
+  // CQEs a run left in its completion queue): 0, the operations.
+  uint64_t samples_per_run = 0;
 };
 
 struct Measurement {

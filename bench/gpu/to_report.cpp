@@ -79,7 +79,7 @@ Result to_result(const gpu::Measurement& g, const PePairConfig& c) {
     const bool per_message = m.name.find("ns per message") != std::string::npos;
     out.unit = per_message ? "ns" : "us";
     const double scale = per_message ? 1 : 1e3;
-    out.runs = run_summaries(m, c.iterations, scale);
+    out.runs = run_summaries(m, m.samples_per_run != 0 ? m.samples_per_run : c.iterations, scale);
     r.metrics.push_back(out);
     if (!m.p50_cycles.empty()) r.metrics.push_back(cycles_metric(m, c));
   }

@@ -64,6 +64,32 @@ DISSECT_HD inline uint64_t cqe_release_ns(const TimingProfile& p, uint64_t data_
   return data_ready + (p.data_to_cqe_ns > p.cqe_transit_ns ? p.data_to_cqe_ns - p.cqe_transit_ns : 0);
 }
 
+// When the payload of a WQE whose doorbell was rung at `rung` (its ring date: the engines'
+// engine/window.h ring_date, the date RC's windows pace from too) may move, by the profile's
+// latency alone (an idle pipe): doorbell_to_data_ns, payload_read_ns for a pointer payload, and
+// `connects` DC connects (each dc_connect_ns: a DCI holds one DCT at a time, so the handshakes of
+// one batch follow one another). The same sum as RC's window (pace_payloads) plus the connects,
+// so one idle DC put's modelled doorbell-to-CQE is RC's plus dc_connect_ns.
+DISSECT_HD inline uint64_t dc_data_ready_ns(const TimingProfile& p, uint64_t rung, bool pointer,
+                                            uint32_t connects) {
+  return rung + p.doorbell_to_data_ns + (pointer ? p.payload_read_ns : 0) +
+         uint64_t{connects} * p.dc_connect_ns;
+}
+
+// The modelled doorbell-to-CQE of one WQE on an idle NIC (no pipe wait), to the CQE seen, as the
+// paper states it: RC's (`connects` 0) or a DC put's (1 for a put that finds its DCI idle, as
+// gpu-latency's does). Used by the tests and the experiments' arithmetic.
+DISSECT_HD inline uint64_t modelled_doorbell_to_cqe_ns(const TimingProfile& p, bool pointer, uint32_t connects) {
+  return dc_data_ready_ns(p, 0, pointer, connects) + p.data_to_cqe_ns;
+}
+
+// When the engines release that CQE, after the ring date: the same less the engine's own CQE hop
+// (cqe_transit_ns), never before the payload's date (cqe_release_ns). The engines wait for exactly
+// this time; its CQE is stamped no earlier.
+DISSECT_HD inline uint64_t modelled_cqe_release_ns(const TimingProfile& p, bool pointer, uint32_t connects) {
+  return cqe_release_ns(p, dc_data_ready_ns(p, 0, pointer, connects));
+}
+
 // pipe_ns's rates, divided out of the profile once: on the GPU each FP64 division is a software
 // sequence, and pipe_ns's four cost a paced lone WQE ~1,200 cycles (phase 17, H200, 2026-12-03).
 struct PipeRates {

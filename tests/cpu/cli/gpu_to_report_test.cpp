@@ -10,6 +10,8 @@
 #include "dissect/bench/gpu_experiments.h"
 #include "dissect/bench/progress.h"
 #include "dissect/bench/results.h"
+#include "cqe_lateness.h"
+#include "dissect/softnic/cqe_times.h"
 #include "measurement.h"
 #include "to_report.h"
 
@@ -97,6 +99,44 @@ TEST(GpuToReport, AnUnboundProgressDoesNothing) {
   config.progress.plan(3);
   config.progress.measuring("x");
   config.progress.run_done(0);
+}
+
+// A CQE stamped `late` ns after the cx7-ib date of a put (`pointer`, `connects`) rung at 1,000 ns.
+mlx5::mlx5_cqe64 stamped_cqe(const softnic::TimingProfile& p, bool pointer, uint32_t connects, uint64_t late) {
+  mlx5::mlx5_cqe64 cqe{};
+  const uint64_t rung = 1000;
+  const uint64_t stamp = rung + softnic::modelled_cqe_release_ns(p, pointer, connects) + late;
+  cqe.timestamp = mlx5::be64::from_host(stamp);
+  softnic::set_cqe_times(&cqe, stamp, rung, rung, softnic::CQE_PATH_LONE);
+  return cqe;
+}
+
+// gpu-latency's `CQE after the profile's date`: each written CQE's ring-to-stamp less the date the
+// profile gives a put of its kind (a DC put one connect later, a pointer put its payload read
+// later), unwritten slots and CQEs without a ring date passed over; the note only past 100 ns.
+TEST(GpuToReport, CqeLatenessIsTheStampLessTheProfilesDate) {
+  const softnic::TimingProfile p = softnic::timing_profile("cx7-ib");
+  std::vector<mlx5::mlx5_cqe64> cqes = {stamped_cqe(p, false, 0, 0), stamped_cqe(p, false, 0, 900),
+                                        mlx5::mlx5_cqe64{}};
+  mlx5::mlx5_cqe64 undated = stamped_cqe(p, false, 0, 0);
+  softnic::set_cqe_times(&undated, 5000, 0, 0, softnic::CQE_PATH_LONE);  // no ring date kept
+  cqes.push_back(undated);
+  EXPECT_EQ(gpu::cqe_lateness_ns(cqes, p, false, 0), (std::vector<double>{0, 900}));
+  // The same stamps judged as DC puts: the connect's 450 ns were the profile's.
+  EXPECT_EQ(gpu::cqe_lateness_ns(cqes, p, false, 1), (std::vector<double>{-450, 450}));
+  const std::vector<mlx5::mlx5_cqe64> pointer = {stamped_cqe(p, true, 1, 120)};
+  EXPECT_EQ(gpu::cqe_lateness_ns(pointer, p, true, 1), std::vector<double>{120});
+  EXPECT_EQ(gpu::late_cqe_note(100), "");
+  EXPECT_NE(gpu::late_cqe_note(950).find("0.95 us after the profile's dates"), std::string::npos);
+}
+
+// A metric over other samples than the run's operations says how many (the CQEs a run left).
+TEST(GpuToReport, AMetricNamesItsOwnSampleCount) {
+  gpu::TimedMetric m = two_runs(false);
+  m.samples_per_run = 7;
+  const std::vector<Summary> runs = run_summaries(m, m.samples_per_run, 1e3);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].samples, 7u);
 }
 
 }  // namespace
