@@ -98,15 +98,6 @@ void expect_single_thread_payloads(const std::vector<uint8_t>& dst, uint32_t n, 
   }
 }
 
-struct Stream {
-  cudaStream_t s = nullptr;
-  explicit Stream(int device) {
-    cudaSetDevice(device);
-    GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  }
-  ~Stream() { cudaStreamDestroy(s); }
-};
-
 
 template <typename Policy>
 int run_single_thread(softnic::EngineKind engine, nic::Placement placement) {

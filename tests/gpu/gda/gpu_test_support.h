@@ -34,8 +34,25 @@ inline int device_count_or_skip() {
   return n;
 }
 
+// A non-blocking stream on `device` for a test's kernels, destroyed with the test's scope.
+struct Stream {
+  cudaStream_t s = nullptr;
+  explicit Stream(int device) {
+    cudaSetDevice(device);
+    GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
 DISSECT_HD inline uint8_t pattern_byte(uint32_t seed, uint32_t i) {
   return static_cast<uint8_t>(((seed * 2654435761u) ^ (i * 40503u + 0x9e37u)) >> 7) | 1;
+}
+
+// The 8 B value whose bytes are pattern_byte(seed, 0..7), little-endian: an 8 B put's payload.
+DISSECT_HD inline uint64_t pattern_value(uint32_t seed) {
+  uint64_t v = 0;
+  for (uint32_t b = 0; b < 8; ++b) v |= uint64_t{pattern_byte(seed, b)} << (8 * b);
+  return v;
 }
 
 // Waits for a stream with a bound (never cudaDeviceSynchronize: the engine runs).

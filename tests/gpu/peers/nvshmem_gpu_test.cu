@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "dissect/common/error.h"
-#include "gpu_test_support.h"
+#include "peer_test_support.h"
 
 namespace nic = dissect::nic;
 namespace softnic = dissect::softnic;
@@ -19,27 +19,7 @@ using namespace dissect::gputest;
 
 namespace {
 
-constexpr uint32_t SLOT = 256;
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  explicit Stream(int device) {
-    cudaSetDevice(device);
-    GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  }
-  ~Stream() { cudaStreamDestroy(s); }
-};
-
-DISSECT_HD inline uint32_t put_length(uint32_t i) { return 1 + (i * 37) % 200; }
-DISSECT_HD inline uint64_t p_value(uint32_t i) {
-  uint64_t v = 0;
-  for (uint32_t b = 0; b < 8; ++b) v |= uint64_t{pattern_byte(7000 + i, b)} << (8 * b);
-  return v;
-}
-
-__device__ inline void fail(uint32_t* result, uint32_t check, uint32_t op, uint32_t detail) {
-  result[1] = op, result[2] = detail, result[0] = check;
-}
+DISSECT_HD inline uint64_t p_value(uint32_t i) { return pattern_value(7000 + i); }
 
 // `n` pointer puts (put i at slot i), then `p_count` 8 B inline puts at slot n, each followed by
 // NVSHMEM's quiet poll; the bytes are read back by this thread after quiet returned.
