@@ -4,15 +4,15 @@
 //
 // The cache: profile.qp_cache_entries tags in the NIC's table memory (NicTables::qp_cache), each
 // the number of the QP whose context the slot holds, or a DC connection's key (dc_responder_key,
-// top bit set); 0 = empty (QPNs start at QPN_BASE). A context maps to one slot, hash(number) (direct mapped, cache_slot), and a lookup is
-// one atomic exchange: it installs the context and misses when the slot held another. The GPU
-// engine's warps and the host engine's threads all look up at once without a lock; two lookups of
-// one slot racing are ordered by the exchange, so each sees the tag its predecessor left, and a
-// run's miss count depends only on the order lookups reach a slot. Direct mapped with a
-// mixing hash rather than LRU: a cyclic sweep over more contexts than an LRU cache holds
-// misses every time, a cliff; the paper's curves decline gradually from about 1,350 active
-// connections, as a hashed cache does (a context hits while no other active one shares its slot:
-// a fraction e^(-F/entries) of F contexts). Tests rely on the hash only through cache_slot.
+// top bit set); 0 = empty (QPNs start at QPN_BASE). A context maps to one slot (direct mapped:
+// cache_slot), and a lookup is one atomic exchange: it installs the context and misses when the
+// slot held another. The GPU engine's warps and the host engine's threads all look up at once
+// without a lock; two lookups of one slot racing are ordered by the exchange, so each sees the tag
+// its predecessor left, and a run's miss count depends only on the order lookups reach a slot.
+// Direct mapped with a mixing hash rather than LRU: a cyclic sweep over more contexts than an LRU
+// cache holds misses every time, a cliff; the paper's curves decline gradually from about 1,350
+// active connections, as a hashed cache does (a context hits while no other active one shares its
+// slot: a fraction e^(-F/entries) of F contexts). Tests rely on the hash only through cache_slot.
 //
 // When: once per window (up to 32 WQEs of one QP; finish_window) and once per DC WQE
 // (execute_dc_write), so writes per connection visit amortise misses as they do on a NIC. The

@@ -143,13 +143,13 @@ template <typename Lanes>
 __device__ uint64_t sweep_doorbells(const Lanes& lanes, const EngineLaunch& p, uint32_t warp,
                                     uint32_t base, uint32_t mine, uint32_t& live) {
   constexpr uint32_t HALVES = 2;
-  const uint32_t first_bit = base - WATCHED_SLOTS;  // base = WATCHED_SLOTS + 64 i: bit 2 i
+  const uint32_t first_bit = (base - WATCHED_SLOTS) / WATCHED_SLOTS;  // base = WATCHED_SLOTS + 64 i: bit 2 i
   const QpContext* qp[HALVES];
   bool known[HALVES];
   DISSECT_UNROLL
   for (uint32_t h = 0; h < HALVES; ++h) {
     const uint32_t slot = base + h * WATCHED_SLOTS + lanes.lane();
-    const uint32_t bit = (first_bit / WATCHED_SLOTS) + h;
+    const uint32_t bit = first_bit + h;
     qp[h] = slot < mine ? &p.tables->qps[warp + slot * p.warps] : nullptr;
     known[h] = qp[h] != nullptr && bit < 32 && ((live >> bit) & 1) != 0;
     if (qp[h] != nullptr && !known[h] && load_acquire<TABLE_SCOPE>(&qp[h]->state) != QP_STATE_RESET) {
