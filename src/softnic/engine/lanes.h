@@ -35,6 +35,11 @@ DISSECT_HD inline uint32_t lowest_set_bit(uint32_t v) {
 // v != ~0.
 DISSECT_HD inline uint32_t lowest_zero_bit(uint32_t v) { return lowest_set_bit(~v); }
 
+// The bytes [begin, end) a lane's WQE writes (empty when end == begin).
+struct ByteRange {
+  uint64_t begin, end;
+};
+
 // Whether the windows a Lanes type runs are paced by a timing profile (window.h, paced): decided
 // per window from the NIC's profile, or fixed when the engine kernel is built for one case
 // (gpu_kernel.cu, engine_kernel<P>), so that the kernel of each holds none of the other's code.
@@ -145,6 +150,23 @@ struct WarpLanesOf {
     const uint32_t high = __reduce_add_sync(FULL, static_cast<uint32_t>(v >> 16));
     const uint32_t low = __reduce_add_sync(FULL, static_cast<uint32_t>(v & 0xffff));
     return (uint64_t{high} << 16) + low;
+  }
+  // The smallest range holding every non-empty range(k), k < count ({~0, 0} when all are empty):
+  // four reductions of the 64-bit bounds' halves.
+  template <typename F>
+  __device__ ByteRange span(uint32_t count, F&& range) const {
+    uint64_t begin = ~uint64_t{0}, end = 0;
+    if (lane() < count) {
+      const ByteRange r = range(lane());
+      if (r.end != r.begin) begin = r.begin, end = r.end;
+    }
+    const uint32_t begin_high = __reduce_min_sync(FULL, static_cast<uint32_t>(begin >> 32));
+    const uint32_t begin_low =
+        __reduce_min_sync(FULL, static_cast<uint32_t>(begin >> 32) == begin_high ? static_cast<uint32_t>(begin) : ~0u);
+    const uint32_t end_high = __reduce_max_sync(FULL, static_cast<uint32_t>(end >> 32));
+    const uint32_t end_low =
+        __reduce_max_sync(FULL, static_cast<uint32_t>(end >> 32) == end_high ? static_cast<uint32_t>(end) : 0u);
+    return ByteRange{(uint64_t{begin_high} << 32) | begin_low, (uint64_t{end_high} << 32) | end_low};
   }
   template <typename T>
   __device__ T broadcast(T v) const {
@@ -276,6 +298,17 @@ struct HostLanes {
     uint64_t total = 0;
     for (uint32_t k = 0; k < count; ++k) total += f(k);
     return total;
+  }
+  template <typename F>
+  DISSECT_HD ByteRange span(uint32_t count, F&& range) const {
+    ByteRange all{~uint64_t{0}, 0};
+    for (uint32_t k = 0; k < count; ++k) {
+      const ByteRange r = range(k);
+      if (r.end == r.begin) continue;
+      if (r.begin < all.begin) all.begin = r.begin;
+      if (r.end > all.end) all.end = r.end;
+    }
+    return all;
   }
   template <typename T>
   DISSECT_HD T broadcast(T v) const {
