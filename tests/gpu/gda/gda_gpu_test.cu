@@ -152,6 +152,27 @@ __global__ void owner_polls(nic::QpHandle qp, uint64_t end, uint32_t* result) {
       gda::wait_completion<gda::ordering::gpu_fence, gda::Sharing::exclusive>(qp, end));
 }
 
+// The posting kernel on `stream` finished, then the stopped engine drained and the last CQE (`end`)
+// polled by another kernel: the order compute-sanitizer keeps, which serialises kernels.
+void drain_then_poll(Layout& layout, Pe& pe, const uint64_t* end, Stream& stream) {
+  GT_CHECK(wait_stream(stream.s, 15), "posting kernel did not finish");
+  GT_CHECK(layout.result[0] == 0, "posting status %u", layout.result[0]);
+  layout.nics[0]->drain();
+  owner_polls<<<1, 1, 0, stream.s>>>(pe.qp->handle(), *end, layout.result + 1);
+  GT_CHECK(wait_stream(stream.s, 15), "polling kernel did not finish");
+  GT_CHECK(layout.result[1] == 0, "completion status %u", layout.result[1]);
+}
+
+// Each 8 B slot of `dst` holds what executing the WQEs one at a time leaves (`want`).
+void expect_slots(const std::vector<uint8_t>& dst, const uint64_t* want, uint32_t slots) {
+  for (uint32_t slot = 0; slot < slots; ++slot) {
+    uint64_t got;
+    std::memcpy(&got, &dst[8 * slot], 8);
+    GT_CHECK(got == want[slot], "slot %u holds %llx, one WQE at a time leaves %llx", slot,
+             static_cast<unsigned long long>(got), static_cast<unsigned long long>(want[slot]));
+  }
+}
+
 int run_stepped_engine() {
   if (device_count_or_skip() == 0) return SKIP;
   constexpr uint32_t n = 16;
@@ -236,21 +257,11 @@ int run_window_order(const char* profile) {
   Stream stream(0);
   order_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), pe.src, pe.src_mr.lkey, peer.dst,
                                      peer.dst_mr.rkey, end, layout->result);
-  GT_CHECK(wait_stream(stream.s, 15), "posting kernel did not finish");
-  GT_CHECK(layout->result[0] == 0, "posting status %u", layout->result[0]);
-  engine.drain();
-  owner_polls<<<1, 1, 0, stream.s>>>(pe.qp->handle(), *end, layout->result + 1);
-  GT_CHECK(wait_stream(stream.s, 15), "polling kernel did not finish");
-  GT_CHECK(layout->result[1] == 0, "completion status %u", layout->result[1]);
+  drain_then_poll(*layout, pe, end, stream);
   const auto dst = read_back(peer.dst, peer.bytes, stream.s);
   uint64_t want[12] = {};
   for (uint32_t k = 0; k < ORDER_PUTS; ++k) want[revisited_slot(k)] = 0x5000 + k;  // the last wins
-  for (uint32_t slot = 0; slot < 12; ++slot) {
-    uint64_t got;
-    std::memcpy(&got, &dst[8 * slot], 8);
-    GT_CHECK(got == want[slot], "slot %u holds %llx, one WQE at a time leaves %llx", slot,
-             static_cast<unsigned long long>(got), static_cast<unsigned long long>(want[slot]));
-  }
+  expect_slots(dst, want, 12);
   for (uint32_t k = 0; k < ORDER_WRITES; ++k) {
     const size_t at = ORDER_WRITES_AT + (ORDER_WRITES - 1 - k) * ORDER_WRITE_BYTES;
     for (uint32_t b = 0; b < ORDER_WRITE_BYTES; ++b) {
@@ -321,21 +332,11 @@ int run_window_pairs() {
   uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
   Stream stream(0);
   paired_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey, end, layout->result);
-  GT_CHECK(wait_stream(stream.s, 15), "posting kernel did not finish");
-  GT_CHECK(layout->result[0] == 0, "posting status %u", layout->result[0]);
-  engine.drain();
-  owner_polls<<<1, 1, 0, stream.s>>>(pe.qp->handle(), *end, layout->result + 1);
-  GT_CHECK(wait_stream(stream.s, 15), "polling kernel did not finish");
-  GT_CHECK(layout->result[1] == 0, "completion status %u", layout->result[1]);
+  drain_then_poll(*layout, pe, end, stream);
   const auto dst = read_back(peer.dst, peer.bytes, stream.s);
   uint64_t want[PAIRED_SLOTS] = {};
   for (uint32_t k = 0; k < PAIRED_PUTS; ++k) want[paired_slot(k)] = 0x7000 + k;  // the last wins
-  for (uint32_t slot = 0; slot < PAIRED_SLOTS; ++slot) {
-    uint64_t got;
-    std::memcpy(&got, &dst[8 * slot], 8);
-    GT_CHECK(got == want[slot], "slot %u holds %llx, one WQE at a time leaves %llx", slot,
-             static_cast<unsigned long long>(got), static_cast<unsigned long long>(want[slot]));
-  }
+  expect_slots(dst, want, PAIRED_SLOTS);
   const auto c = engine.counters(pe.qp->qpn());
   GT_CHECK(c.wqes_executed == PAIRED_PUTS, "engine executed %llu WQEs", static_cast<unsigned long long>(c.wqes_executed));
   GT_CHECK(c.cqes_written == PAIRED_PUTS / PAIRED_SIGNAL_EVERY, "%llu CQEs",
