@@ -104,11 +104,6 @@ DISSECT_HD inline Served serve_window(const Lanes& lanes, Window& w, QpContext& 
     DISSECT_PHASE(28);
     if (lone.executed != 0) return lone;
   }
-  // A backlog of 64 WQEBBs or more: two express windows in one pass (express_pair.h).
-  if (w.available >= 2 * WINDOW_LANES) {
-    const Served pair = serve_express_pair<Completion>(lanes, w, copy, qp);
-    if (pair.executed != 0) return pair;
-  }
   const Served express = serve_express<Completion>(lanes, w, copy, qp);
   if (express.executed != 0) return express;
   settle_held_windows(lanes, w);
