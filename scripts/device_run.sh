@@ -83,8 +83,8 @@ if has sanitize; then
   stage "compute-sanitizer memcheck / racecheck"
   {
     for tool in memcheck racecheck; do
-      cases="stepped_engine window_order window_pairs shared_cq_stepped many_qps_one_warp_stepped many_qps_one_warp_cx7_stepped host_engine_host_queues pe_one_gpu_host_engine"
-      [[ -n ${QUICK:-} ]] && cases="stepped_engine window_order window_pairs shared_cq_stepped many_qps_one_warp_stepped many_qps_one_warp_cx7_stepped host_engine_host_queues"
+      cases="stepped_engine window_order backlog_runs shared_cq_stepped many_qps_one_warp_stepped many_qps_one_warp_cx7_stepped host_engine_host_queues pe_one_gpu_host_engine"
+      [[ -n ${QUICK:-} ]] && cases="stepped_engine window_order backlog_runs shared_cq_stepped many_qps_one_warp_stepped many_qps_one_warp_cx7_stepped host_engine_host_queues"
       for c in $cases; do
         echo "--- $tool $c"
         timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 "$TEST" "$c"

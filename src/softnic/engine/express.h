@@ -57,16 +57,14 @@ DISSECT_HD inline void read_wqebb(const QpContext& v, uint64_t index, uint32_t (
 // of one L2 round trip away. Only announced slots: their bytes were complete before the doorbell
 // that announced them, whose acquire came before this prefetch; nothing in a backlog's windows
 // empties L1 until the next acquire (publish_cqe's release store does not).
-DISSECT_HD inline void prefetch_wqebb(const QpContext& v, uint64_t index) {
+DISSECT_HD inline void prefetch_next_wqebb(const QpContext& v, uint64_t index) {
 #if defined(__CUDA_ARCH__)
-  if (index < v.sq_target) asm volatile("prefetch.global.L1 [%0];" : : "l"(v.sq.wqebb(index)));
+  const uint64_t next = index + WINDOW_LANES;
+  if (next < v.sq_target) asm volatile("prefetch.global.L1 [%0];" : : "l"(v.sq.wqebb(next)));
 #else
   (void)v;
   (void)index;
 #endif
-}
-DISSECT_HD inline void prefetch_next_wqebb(const QpContext& v, uint64_t index) {
-  prefetch_wqebb(v, index + WINDOW_LANES);
 }
 
 // Segment `ds` of WQEBB words read at once (one WQEBB: 16 words; a DC WQE of two: 32).
@@ -82,27 +80,21 @@ DISSECT_HD inline uint32_t payload_word(const uint32_t (&word)[16]) {
   return segment_of<mlx5::mlx5_wqe_inl_data_seg>(word, 2).byte_count.value();
 }
 
-// The contexts of the keys the QP's last window named (QpCopy::last_rkey), loaded beside the
-// WQEBBs: the keys are in the WQEBB, so reading theirs after it is a second round trip. Read after
-// the doorbell was acquired, these are as fresh as the reads they stand in for.
-struct KeyGuess {
-  MrEntry rkey, lkey;
-};
-DISSECT_HD inline KeyGuess guess_keys(const QpCopy& c) {
-  KeyGuess g;
-  g.rkey = load_mr<true>(mr_table(*c.remote.nic), c.last_rkey, c.view.remote_window);
-  g.lkey = c.last_lkey != 0 ? load_mr<true>(c.local_mrs, c.last_lkey) : MrEntry{};
-  return g;
-}
-
-// Checks the WQEBB in x.word, WQE `start` of the send queue: whether it joins an express window
-// (window_wqe_size's rules, one WQEBB, a lane-sized payload) and, for a WRITE, check_write's checks,
-// with the guessed key contexts `g`.
-DISSECT_HD inline void check_express_wqe(const QpCopy& c, uint64_t start, ExpressWqe& x, const KeyGuess& g) {
+// Reads and checks WQE `k` of the window: whether it joins an express window (window_wqe_size's
+// rules, one WQEBB, a lane-sized payload) and, for a WRITE, check_write's checks.
+DISSECT_HD inline void read_express_wqe(const QpCopy& c, uint32_t k, ExpressWqe& x) {
   using namespace mlx5;
   const QpContext& v = c.view;
   const RemoteSide& remote = c.remote;
   const MrTable responder_mrs = mr_table(*remote.nic);
+  const uint64_t start = v.sq_consumer + k;
+  read_wqebb(v, start, x.word);
+  prefetch_next_wqebb(v, start);
+  // The contexts of the keys the QP's last window named, in flight beside the WQEBB: the keys
+  // are in the WQEBB, so reading theirs after it is a second round trip. Read after the doorbell
+  // was acquired, these are as fresh as the reads they stand in for.
+  const MrEntry guessed_rkey = load_mr<true>(responder_mrs, c.last_rkey, v.remote_window);
+  const MrEntry guessed_lkey = c.last_lkey != 0 ? load_mr<true>(c.local_mrs, c.last_lkey) : MrEntry{};
   const mlx5_wqe_ctrl_seg ctrl = segment_of<mlx5_wqe_ctrl_seg>(x.word, 0);
   const uint32_t ds = ctrl_ds(ctrl);
   x.opcode = ctrl_opcode(ctrl);
@@ -133,10 +125,10 @@ DISSECT_HD inline void check_express_wqe(const QpCopy& c, uint64_t start, Expres
   x.lkey = is_inline ? 0 : data.lkey.value();
   MrEntry lkey_entry{};
   if (!is_inline) {
-    lkey_entry = x.lkey == c.last_lkey ? g.lkey : load_mr(c.local_mrs, x.lkey);
+    lkey_entry = x.lkey == c.last_lkey ? guessed_lkey : load_mr(c.local_mrs, x.lkey);
   }
   const MrEntry rkey_entry =
-      x.rkey == c.last_rkey ? g.rkey : load_mr(responder_mrs, x.rkey, v.remote_window);
+      x.rkey == c.last_rkey ? guessed_rkey : load_mr(responder_mrs, x.rkey, v.remote_window);
   const WriteTarget target{remote.nic, c.responder_pd, v.remote_window};
   if (is_inline && 2 + inline_ds(static_cast<uint32_t>(length)) > ds) {
     x.syndrome = MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
@@ -156,14 +148,6 @@ DISSECT_HD inline void check_express_wqe(const QpCopy& c, uint64_t start, Expres
   } else {
     x.plan.responder = remote.responder;
   }
-}
-
-// Reads and checks WQE `k` of the window.
-DISSECT_HD inline void read_express_wqe(const QpCopy& c, uint32_t k, ExpressWqe& x) {
-  const uint64_t start = c.view.sq_consumer + k;
-  read_wqebb(c.view, start, x.word);
-  prefetch_next_wqebb(c.view, start);
-  check_express_wqe(c, start, x, guess_keys(c));
 }
 
 // The express window makes no call while its lanes hold their WQEs: under the CUDA ABI a value

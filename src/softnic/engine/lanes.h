@@ -151,23 +151,6 @@ struct WarpLanesOf {
     const uint32_t low = __reduce_add_sync(FULL, static_cast<uint32_t>(v & 0xffff));
     return (uint64_t{high} << 16) + low;
   }
-  // The smallest range holding every non-empty range(k), k < count ({~0, 0} when all are empty):
-  // four reductions of the 64-bit bounds' halves.
-  template <typename F>
-  __device__ ByteRange span(uint32_t count, F&& range) const {
-    uint64_t begin = ~uint64_t{0}, end = 0;
-    if (lane() < count) {
-      const ByteRange r = range(lane());
-      if (r.end != r.begin) begin = r.begin, end = r.end;
-    }
-    const uint32_t begin_high = __reduce_min_sync(FULL, static_cast<uint32_t>(begin >> 32));
-    const uint32_t begin_low =
-        __reduce_min_sync(FULL, static_cast<uint32_t>(begin >> 32) == begin_high ? static_cast<uint32_t>(begin) : ~0u);
-    const uint32_t end_high = __reduce_max_sync(FULL, static_cast<uint32_t>(end >> 32));
-    const uint32_t end_low =
-        __reduce_max_sync(FULL, static_cast<uint32_t>(end >> 32) == end_high ? static_cast<uint32_t>(end) : 0u);
-    return ByteRange{(uint64_t{begin_high} << 32) | begin_low, (uint64_t{end_high} << 32) | end_low};
-  }
   template <typename T>
   __device__ T broadcast(T v) const {
     return static_cast<T>(__shfl_sync(FULL, static_cast<uint32_t>(v), 0));
@@ -298,17 +281,6 @@ struct HostLanes {
     uint64_t total = 0;
     for (uint32_t k = 0; k < count; ++k) total += f(k);
     return total;
-  }
-  template <typename F>
-  DISSECT_HD ByteRange span(uint32_t count, F&& range) const {
-    ByteRange all{~uint64_t{0}, 0};
-    for (uint32_t k = 0; k < count; ++k) {
-      const ByteRange r = range(k);
-      if (r.end == r.begin) continue;
-      if (r.begin < all.begin) all.begin = r.begin;
-      if (r.end > all.end) all.end = r.end;
-    }
-    return all;
   }
   template <typename T>
   DISSECT_HD T broadcast(T v) const {

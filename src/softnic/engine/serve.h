@@ -6,7 +6,6 @@
 
 #include "dc_batch.h"
 #include "express.h"
-#include "express_pair.h"
 #include "lone.h"
 #include "window.h"
 

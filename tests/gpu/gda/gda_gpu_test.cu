@@ -293,67 +293,67 @@ int run_window_order(const char* profile) {
   return 0;
 }
 
-// Slot of 8 B put k in run_window_pairs, 192 puts rung with the engine stopped, so that the engine
-// finds them as three backlogs of 64 (express_pair.h): puts 0-63 ascending (two windows in one
-// pass); 64-127 with the second 32 below the first (one pass: the halves' spans are apart); 128-191
-// writing slots 128-159 twice, put 160 + j where put 129 + j did (the halves overlap, a lane apart:
-// the pass declines, single windows take them, and the later put's value is the one left).
-DISSECT_HD inline uint32_t paired_slot(uint32_t k) {
+// Slot of 8 B put k in run_backlog_runs, 192 puts rung with the engine stopped, so that the engine
+// finds them as one backlog and takes them in express passes of up to four windows (express.h,
+// EXPRESS_RUN): puts 0-63 ascending; 64-127 with the second 32 below the first; 128-191 writing
+// slots 128-159 twice, put 160 + j where put 129 + j did (a window of a run overwriting the one
+// before it, a lane apart: the later put's value is the one left).
+DISSECT_HD inline uint32_t run_slot(uint32_t k) {
   if (k < 64) return k;
   if (k < 128) return 64 + (k - 64 + 32) % 64;
   return 128 + (k < 160 ? k : k + 1) % 32;
 }
-constexpr uint32_t PAIRED_PUTS = 192, PAIRED_SLOTS = 160, PAIRED_SIGNAL_EVERY = 16;
+constexpr uint32_t RUN_PUTS = 192, RUN_SLOTS = 160, RUN_SIGNAL_EVERY = 16;
 
-__global__ void paired_posts(nic::QpHandle qp, uint8_t* dst, uint32_t rkey, uint64_t* end, uint32_t* result) {
+__global__ void run_posts(nic::QpHandle qp, uint8_t* dst, uint32_t rkey, uint64_t* end, uint32_t* result) {
   gda::OwnedQp owned = gda::own(qp);
   uint32_t status = 0;
-  for (uint32_t k = 0; k < PAIRED_PUTS && status == 0; ++k) {
-    const gda::Completion c = (k + 1) % PAIRED_SIGNAL_EVERY == 0 ? gda::Completion::signaled
+  for (uint32_t k = 0; k < RUN_PUTS && status == 0; ++k) {
+    const gda::Completion c = (k + 1) % RUN_SIGNAL_EVERY == 0 ? gda::Completion::signaled
                                                                    : gda::Completion::unsignaled;
     status = static_cast<uint32_t>(gda::put_value<gda::ordering::gpu_fence>(
-        owned, 0x7000 + k, 8, reinterpret_cast<uint64_t>(dst + 8 * paired_slot(k)), rkey, c, end));
+        owned, 0x7000 + k, 8, reinterpret_cast<uint64_t>(dst + 8 * run_slot(k)), rkey, c, end));
   }
   gda::disown(owned);
   *result = status;
 }
 
-// Two express windows in one pass, on the GPU engine: the bytes, WQE count and CQEs of one WQE at a
-// time, whether the pass takes the 64 (apart, or wrapped) or declines them (overlapping halves).
-int run_window_pairs() {
+// Express passes over a backlog on the GPU engine: the bytes, WQE count and CQEs of one WQE at a
+// time.
+int run_backlog_runs() {
   if (device_count_or_skip() == 0) return SKIP;
   nic::QpAttributes a;
   a.sq_wqebbs = 256;
-  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 8 * PAIRED_SLOTS, a);
+  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 8 * RUN_SLOTS, a);
   softnic::SoftNic& engine = *layout->nics[0];
   engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
   uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
   Stream stream(0);
-  paired_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey, end, layout->result);
+  run_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey, end, layout->result);
   drain_then_poll(*layout, pe, end, stream);
   const auto dst = read_back(peer.dst, peer.bytes, stream.s);
-  uint64_t want[PAIRED_SLOTS] = {};
-  for (uint32_t k = 0; k < PAIRED_PUTS; ++k) want[paired_slot(k)] = 0x7000 + k;  // the last wins
-  expect_slots(dst, want, PAIRED_SLOTS);
+  uint64_t want[RUN_SLOTS] = {};
+  for (uint32_t k = 0; k < RUN_PUTS; ++k) want[run_slot(k)] = 0x7000 + k;  // the last wins
+  expect_slots(dst, want, RUN_SLOTS);
   const auto c = engine.counters(pe.qp->qpn());
-  GT_CHECK(c.wqes_executed == PAIRED_PUTS, "engine executed %llu WQEs", static_cast<unsigned long long>(c.wqes_executed));
-  GT_CHECK(c.cqes_written == PAIRED_PUTS / PAIRED_SIGNAL_EVERY, "%llu CQEs",
+  GT_CHECK(c.wqes_executed == RUN_PUTS, "engine executed %llu WQEs", static_cast<unsigned long long>(c.wqes_executed));
+  GT_CHECK(c.cqes_written == RUN_PUTS / RUN_SIGNAL_EVERY, "%llu CQEs",
            static_cast<unsigned long long>(c.cqes_written));
   const softnic::QpContext qp = engine.qp_context(pe.qp->qpn());
   const auto cqes = read_back(reinterpret_cast<const uint8_t*>(qp.send_cq.cqes),
                               size_t{qp.send_cq.cqe_count} * sizeof(mlx5::mlx5_cqe64), stream.s);
-  for (uint32_t n = 0; n < PAIRED_PUTS / PAIRED_SIGNAL_EVERY; ++n) {
+  for (uint32_t n = 0; n < RUN_PUTS / RUN_SIGNAL_EVERY; ++n) {
     mlx5::mlx5_cqe64 cqe;
     std::memcpy(&cqe, &cqes[(n % qp.send_cq.cqe_count) * sizeof cqe], sizeof cqe);
-    const uint16_t wqe = static_cast<uint16_t>((n + 1) * PAIRED_SIGNAL_EVERY - 1);
+    const uint16_t wqe = static_cast<uint16_t>((n + 1) * RUN_SIGNAL_EVERY - 1);
     GT_CHECK(cqe.op_own >> 4 == mlx5::MLX5_CQE_REQ && cqe.wqe_counter.value() == wqe,
              "CQE %u: opcode %u, WQE %u (one WQE at a time: a requester CQE of WQE %u)", n, cqe.op_own >> 4,
              cqe.wqe_counter.value(), wqe);
   }
-  std::printf("ok: %u puts in backlogs of 64 (ascending, wrapped, overlapping halves): the bytes and "
-              "CQEs of one WQE at a time\n", PAIRED_PUTS);
+  std::printf("ok: %u puts in one backlog (ascending, wrapped, overwritten a window later): the "
+              "bytes and CQEs of one WQE at a time\n", RUN_PUTS);
   return 0;
 }
 
@@ -872,7 +872,7 @@ int main(int argc, char** argv) {
       {"stepped_engine", [] { return run_stepped_engine(); }},
       {"window_order", [] { return run_window_order("fast"); }},
       {"window_order_cx7", [] { return run_window_order("cx7-ib"); }},
-      {"window_pairs", run_window_pairs},
+      {"backlog_runs", run_backlog_runs},
       {"shared_cq", [] { return run_qp_set({SHARED_CQ_QPS, true, 0, false}); }},
       {"shared_cq_stepped", [] { return run_qp_set({SHARED_CQ_QPS, true, 0, true}); }},
       {"many_qps_one_warp", [] { return run_qp_set({MANY_QPS, false, 1, false}); }},
