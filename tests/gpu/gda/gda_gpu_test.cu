@@ -152,6 +152,18 @@ __global__ void owner_polls(nic::QpHandle qp, uint64_t end, uint32_t* result) {
       gda::wait_completion<gda::ordering::gpu_fence, gda::Sharing::exclusive>(qp, end));
 }
 
+// Both PEs on one GPU engine, stopped: a posting kernel, drain_then_poll, a polling kernel.
+std::unique_ptr<Layout> stopped_one_gpu(size_t bytes, nic::QpAttributes attributes = {},
+                                        const char* profile = "fast") {
+  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, bytes, attributes,
+                            profile);
+  layout->nics[0]->stop();
+  return layout;
+}
+
+// The word a posting kernel leaves its last WQE's index in, for the polling kernel.
+uint64_t* end_word(Layout& layout) { return reinterpret_cast<uint64_t*>(layout.result + 8); }
+
 // The posting kernel on `stream` finished, then the stopped engine drained and the last CQE (`end`)
 // polled by another kernel: the order compute-sanitizer keeps, which serialises kernels.
 void drain_then_poll(Layout& layout, Pe& pe, const uint64_t* end, Stream& stream) {
@@ -176,13 +188,11 @@ void expect_slots(const std::vector<uint8_t>& dst, const uint64_t* want, uint32_
 int run_stepped_engine() {
   if (device_count_or_skip() == 0) return SKIP;
   constexpr uint32_t n = 16;
-  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu,
-                            size_t{2 * n} * SLOT);
+  auto layout = stopped_one_gpu(size_t{2 * n} * SLOT);
   softnic::SoftNic& engine = *layout->nics[0];
-  engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
-  uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
+  uint64_t* end = end_word(*layout);
   Stream stream(0);
   owner_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), pe.src, pe.src_mr.lkey, peer.dst,
                                      peer.dst_mr.rkey, n, end, layout->result);
@@ -247,13 +257,11 @@ __global__ void order_posts(nic::QpHandle qp, uint8_t* src, uint32_t lkey, uint8
 // profile's latencies.
 int run_window_order(const char* profile) {
   if (device_count_or_skip() == 0) return SKIP;
-  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 4096,
-                            nic::QpAttributes{}, profile);
+  auto layout = stopped_one_gpu(4096, nic::QpAttributes{}, profile);
   softnic::SoftNic& engine = *layout->nics[0];
-  engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
-  uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
+  uint64_t* end = end_word(*layout);
   Stream stream(0);
   order_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), pe.src, pe.src_mr.lkey, peer.dst,
                                      peer.dst_mr.rkey, end, layout->result);
@@ -324,12 +332,11 @@ int run_backlog_runs() {
   if (device_count_or_skip() == 0) return SKIP;
   nic::QpAttributes a;
   a.sq_wqebbs = 256;
-  auto layout = make_layout("one-gpu", softnic::EngineKind::gpu_kernel, nic::Placement::gpu, 8 * RUN_SLOTS, a);
+  auto layout = stopped_one_gpu(8 * RUN_SLOTS, a);
   softnic::SoftNic& engine = *layout->nics[0];
-  engine.stop();
   Pe& pe = layout->pe[0];
   Pe& peer = layout->pe[1];
-  uint64_t* end = reinterpret_cast<uint64_t*>(layout->result + 8);
+  uint64_t* end = end_word(*layout);
   Stream stream(0);
   run_posts<<<1, 1, 0, stream.s>>>(pe.qp->handle(), peer.dst, peer.dst_mr.rkey, end, layout->result);
   drain_then_poll(*layout, pe, end, stream);
