@@ -271,7 +271,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
   if (!Lanes::HOLDS_WINDOWS && paced(lanes, w)) return Served{0, 0};
   WindowTally tally{};
   uint8_t syndrome = 0;
-  uint32_t rkey = 0, lkey = 0;  // WQE 0's, the next window's guess (QpCopy::last_rkey)
+  uint32_t rkey = 0, lkey = 0;  // the leader's: WQE 0's keys, the next window's guess (QpCopy::last_rkey)
   uint32_t offset = 0;          // WQEBBs the run executed
 #pragma unroll 1
   for (;;) {
@@ -334,9 +334,9 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
     tally.bytes += bytes;
     tally.failed = failures != 0;
     if (failures) syndrome = static_cast<uint8_t>(lanes.pick(moved, [&](uint32_t k) { return x[lanes.slot(k)].syndrome; }));
-    if (offset == 0) {
-      rkey = lanes.pick(0, [&](uint32_t k) { return x[lanes.slot(k)].syndrome == 0 ? x[lanes.slot(k)].rkey : 0u; });
-      lkey = lanes.pick(0, [&](uint32_t k) { return x[lanes.slot(k)].syndrome == 0 ? x[lanes.slot(k)].lkey : 0u; });
+    if (offset == 0 && x[lanes.slot(0)].syndrome == 0) {  // the leader's own WQE 0: no shuffle
+      rkey = x[lanes.slot(0)].rkey;
+      lkey = x[lanes.slot(0)].lkey;
     }
     offset += executed;
     if (failures || executed != WINDOW_LANES || paced_here || offset + WINDOW_LANES > w.available ||
