@@ -72,8 +72,8 @@ Reference reference_of(const GoodputConfig& c) {
                                      std::to_string(c.ctas) + " QPs (nic-ceiling; the fast profile has no link)"};
 }
 
-// gpu-rate names the NIC model when the rate reaches 80 % of the model's ceiling. Where that
-// ceiling is the profile's own pipe at this size (its message-rate cap or its link, whichever is
+// gpu-rate names the NIC model when its backlog filled the send queue (rate_bound.h). Where the
+// model's ceiling is the profile's own pipe at this size (its message-rate cap or its link, whichever is
 // lower), reaching it is Figure 8's saturation of the emulated NIC, not the software model's
 // limit: the row says so.
 void restate_profile_bound(const GoodputConfig& c, uint64_t size, Result& row) {

@@ -14,6 +14,7 @@
 #include "harness.cuh"
 #include "nic_ceiling.h"
 #include "peer_rate.h"
+#include "rate_bound.h"
 #include "rate_kernel.cuh"
 
 namespace dissect::bench::gpu {
@@ -67,6 +68,15 @@ uint32_t messages_per_thread(const RateConfig& c, uint32_t wanted) {
 uint32_t signal_period(const RateConfig& c) {
   if (c.signal_period) return c.signal_period;
   return (64 + c.batch - 1) / c.batch * c.batch;
+}
+
+// The WQEBBs a QP's submitters may leave outstanding before they wait for completions: the send
+// queue (mini-gda's and NVSHMEM's reservations wait for room), or GDAKI's lag: each thread waits for
+// the ticket it took one signal period earlier (peers/gdaki_rate.cu), so a QP's threads hold at
+// most two periods each.
+uint64_t outstanding_limit(const RateConfig& c) {
+  if (c.path == "gdaki") return 2 * uint64_t{signal_period(c)} * std::max<uint32_t>(c.threads / c.qps, 1);
+  return c.sq_wqebbs;
 }
 
 double model_ceiling(const RateConfig& c) {
@@ -130,7 +140,17 @@ struct RunOutcome {
   double mmsg_per_s = 0;
   bool valid = false;
   std::string failure;
+  uint64_t deepest_backlog = 0;  // WQEBBs, the fullest QP's (ModelCounters::deepest_backlog)
 };
+
+// The deepest backlog the NIC model saw on any of the rig's QPs, warm-up included.
+uint64_t deepest_backlog(LoopbackQps& q) {
+  uint64_t deepest = 0;
+  for (const LoopbackTarget& t : q.host_targets()) {
+    deepest = std::max(deepest, q.nic().counters(t.qp.qpn).deepest_backlog);
+  }
+  return deepest;
+}
 
 bool peer_path(const RateConfig& c) { return c.path != "mini-gda"; }
 
@@ -205,6 +225,7 @@ RunOutcome run_peer_once(const RateConfig& c) {
   out.valid = validate(q, c, per_qp);
   if (!out.valid) out.failure = "payload: the last " + std::to_string(RATE_SLOTS) +
                                 " slots of some QP do not hold its last messages";
+  out.deepest_backlog = deepest_backlog(q);
   return out;
 }
 
@@ -263,6 +284,7 @@ RunOutcome run_once(const RateConfig& c) {
   out.mmsg_per_s = double(c.threads) * m / ns * 1e3;
   const uint64_t per_qp = uint64_t{c.threads} * (warm + m) / c.qps;
   out.valid = validate(q, c, per_qp);
+  out.deepest_backlog = deepest_backlog(q);
   for (const telemetry::QpCounters* block : blocks) {  // the counters saw every WQE, once
     telemetry::QpCounters seen;
     q.read(&seen, block, 1);
@@ -407,6 +429,8 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
                              "ready_head (ibgda_quiet); collapsed send CQs"});
   }
   Metric rate{"message rate", "Mmsg/s", {}}, per_qp{"per-QP rate", "Mmsg/s", {}};
+  Metric backlog{"deepest backlog", "WQEBBs", {}};
+  uint64_t deepest = 0;
   bool valid = true;
   std::string note;
   for (uint32_t run = 0; run < c.runs; ++run) {
@@ -419,14 +443,15 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
     valid = valid && o.valid;
     rate.runs.push_back(summarize({o.mmsg_per_s}));
     per_qp.runs.push_back(summarize({o.mmsg_per_s / c.qps}));
+    backlog.runs.push_back(summarize({double(o.deepest_backlog)}));
+    deepest = std::max(deepest, o.deepest_backlog);
   }
   const double ceiling = model_ceiling(c);
   Metric model{"model ceiling", "Mmsg/s", {summarize({ceiling})}};
-  r.metrics = {rate, per_qp, model};
-  const bool model_bound = !rate.runs.empty() && rate.p50() >= 0.8 * ceiling;
-  // Read by the report (scripts/dissect_report): only the first names the model.
-  r.knobs.push_back({"bottleneck", model_bound ? "NIC model (rate >= 80 % of its ceiling)"
-                                               : "submitter (rate below 80 % of the ceiling)"});
+  r.metrics = {rate, per_qp, model, backlog};
+  if (!rate.runs.empty()) {
+    r.knobs.push_back({"bottleneck", rate_bottleneck(rate.p50(), ceiling, RateBacklog{deepest, outstanding_limit(c)})});
+  }
   if (c.doorbell != "direct") {
     r.knobs.push_back({"ceiling_note",
                        "the model's ceiling is measured with direct doorbells; this path adds the "

@@ -43,8 +43,9 @@ RateConfig peer_rate_config(const RateConfig& base);
 // Throws InvalidArgument naming the knob when the configuration cannot run as asked.
 void check_rate_config(const RateConfig& c);
 
-// Metrics: message rate, per-QP rate, the model's ceiling (Mmsg/s); knobs: every field above and
-// "bottleneck": "submitter" or "NIC model" (the rate reached 80 % of the model's ceiling).
+// Metrics: message rate, per-QP rate, the model's ceiling (Mmsg/s), the deepest backlog the NIC
+// model saw on a QP (WQEBBs); knobs: every field above and "bottleneck": "NIC model" when that
+// backlog reached half of what the submitters may leave outstanding, else "submitter" (rate_bound.h).
 Result measure_gpu_rate(const RateConfig& config, const std::string& experiment,
                         const std::string& label);
 

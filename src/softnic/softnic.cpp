@@ -2,6 +2,7 @@
 // control path over them, and the engine strategy started and stopped around it.
 #include "dissect/softnic/softnic.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <map>
@@ -459,6 +460,7 @@ ModelCounters SoftNic::port_counters() const {
     total.cqes_written += c.cqes_written;
     total.error_cqes += c.error_cqes;
     total.bad_doorbells += c.bad_doorbells;
+    total.deepest_backlog = std::max(total.deepest_backlog, c.deepest_backlog);
   }
   return total;
 }

@@ -273,7 +273,10 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
   tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
   tally.failed = failures != 0;
   const WindowWqe& last = w.wqe[executed - 1];
-  lanes.leader([&] { retire_window(qp, v, nullptr, tally, last.offset + last.wqebbs); });
+  lanes.leader([&] {
+    tally.announced = w.available;
+    retire_window(qp, v, nullptr, tally, last.offset + last.wqebbs);
+  });
   return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
 }
 

@@ -348,6 +348,7 @@ DISSECT_HD inline Served serve_express(const Lanes& lanes, Window& w, QpCopy& co
   if (offset == 0) return Served{0, 0};
   lanes.leader([&] {
     w.count = offset;
+    tally.announced = w.available;
     retire_window(qp, v, remote.responder, tally, offset);
     if (rkey != 0) {
       copy.last_rkey = rkey;

@@ -583,7 +583,18 @@ struct WindowTally {
   uint32_t writes;     // successful WRITEs
   uint64_t bytes;      // their payload bytes
   bool failed;
+  uint32_t announced;  // WQEBBs announced and not executed when the window opened (0: not noted)
 };
+
+// ModelCounters::deepest_backlog at a retirement, off the CQEs' path: the copy keeps the QP's
+// deepest so far, so that the context is written only when it grows. A store, not an atomic max:
+// the QP's one server writes it, and a copy refreshed from the context (refresh_copy) starts from
+// what it wrote.
+DISSECT_HD inline void note_backlog(QpContext& qp, QpContext& v, uint64_t announced) {
+  if (announced <= v.counters.deepest_backlog) return;
+  v.counters.deepest_backlog = announced;
+  store_relaxed<TABLE_SCOPE>(&qp.counters.deepest_backlog, announced);
+}
 
 // `wqebbs`: the WQEBBs the window's WQEs occupy; `responder`: the QP's one responder (every WRITE
 // of a window goes to it: check_write found it), when the window wrote.
@@ -601,6 +612,7 @@ DISSECT_HD inline void retire_window(QpContext& qp, QpContext& v, QpContext* res
     add_count(responder->counters.rx_bytes, t.bytes);
     add_count(responder->counters.rx_packets, t.writes);
   }
+  note_backlog(qp, v, t.announced);
   if (t.failed) {
     add_count(qp.counters.error_cqes, 1);
     v.state = QP_STATE_ERROR;
@@ -779,7 +791,10 @@ DISSECT_HD inline Served finish_window(const Lanes& lanes, Window& w, QpContext&
   tally.bytes = lanes.sum(moved, [&](uint32_t k) { return w.wqe[k].plan.length; });
   tally.failed = failures != 0;
   const WindowWqe& last = w.wqe[executed - 1];
-  lanes.leader([&] { retire_window(qp, v, w.copy->remote.responder, tally, last.offset + last.wqebbs); });
+  lanes.leader([&] {
+    tally.announced = w.available;
+    retire_window(qp, v, w.copy->remote.responder, tally, last.offset + last.wqebbs);
+  });
   DISSECT_PHASE(7);
   return Served{executed, failures ? w.wqe[moved].syndrome : uint8_t{0}};
 }

@@ -134,4 +134,50 @@ TEST(Ring, AFullRingBlocksAndNeverOverwritesAnUncompletedWqe) {
   EXPECT_EQ(0, std::memcmp(lb.destination.data(), lb.source.data(), 9 * 64));
 }
 
+// The NIC's deepest backlog (gpu-rate's bottleneck, bench/gpu/rate_bound.h): the WQEBBs announced
+// and not yet executed when a doorbell came, its maximum over the QP's life, not a sum.
+TEST(Ring, TheNicKeepsTheDeepestBacklogADoorbellFound) {
+  dissect::nic::QpAttributes attributes;
+  attributes.sq_wqebbs = 64;
+  Loopback lb(attributes, 4096);
+  const auto qp = lb.qp();
+  const auto post = [&](uint32_t n, bool wait) {
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_EQ(gda::put_value<Policy>(qp, i + 1, 8, lb.destination_address(8 * (i % 64)), lb.destination_mr.rkey,
+                                       gda::Completion::signaled, &end), gda::Status::ok);
+      if (wait) {
+        ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(qp, end)), gda::Status::ok);
+      }
+    }
+    ASSERT_EQ((gda::quiet<Policy, gda::Sharing::exclusive>(qp)), gda::Status::ok);
+  };
+  lb.softnic->stop();
+  EXPECT_EQ(lb.softnic->counters(qp.qpn).deepest_backlog, 0u);
+  for (uint32_t i = 0; i < 40; ++i) {  // 40 doorbells while the engine is stopped: one backlog of 40
+    uint64_t end = 0;
+    ASSERT_EQ(gda::put_value<Policy>(qp, i, 8, lb.destination_address(8 * i), lb.destination_mr.rkey,
+                                     gda::Completion::signaled, &end), gda::Status::ok);
+  }
+  lb.softnic->start();
+  ASSERT_EQ((gda::quiet<Policy, gda::Sharing::exclusive>(qp)), gda::Status::ok);
+  EXPECT_EQ(lb.softnic->counters(qp.qpn).deepest_backlog, 40u);
+  post(100, true);  // one WQE announced at a time, each executed before the next: never deeper
+  EXPECT_EQ(lb.softnic->counters(qp.qpn).deepest_backlog, 40u);
+  EXPECT_EQ(lb.softnic->counters(qp.qpn).wqes_executed, 140u);
+  lb.softnic->stop();
+  for (uint32_t i = 0; i < 50; ++i) {
+    uint64_t end = 0;
+    ASSERT_EQ(gda::put_value<Policy>(qp, i, 8, lb.destination_address(8 * i), lb.destination_mr.rkey,
+                                     gda::Completion::unsignaled, &end), gda::Status::ok);
+  }
+  uint64_t end = 0;
+  ASSERT_EQ(gda::put_value<Policy>(qp, 0, 8, lb.destination_address(0), lb.destination_mr.rkey,
+                                   gda::Completion::signaled, &end), gda::Status::ok);
+  lb.softnic->start();
+  ASSERT_EQ((gda::quiet<Policy, gda::Sharing::exclusive>(qp)), gda::Status::ok);
+  EXPECT_EQ(lb.softnic->counters(qp.qpn).deepest_backlog, 51u);
+  EXPECT_EQ(lb.softnic->port_counters().deepest_backlog, 51u);
+}
+
 }  // namespace

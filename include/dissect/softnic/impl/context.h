@@ -64,6 +64,10 @@ struct ModelCounters {
   uint64_t cqes_written;
   uint64_t error_cqes;
   uint64_t bad_doorbells;    // doorbells with a foreign QPN or an index behind the consumer
+  // Not a count: the most WQEBBs announced and not yet executed when a window of the engine opened
+  // (a lone WQE, the only one announced, leaves it as it is: 0 means never more than one WQE). A
+  // submitter faster than the NIC fills its send queue; one slower never does.
+  uint64_t deepest_backlog;
 };
 
 struct NicTables;

@@ -1,0 +1,37 @@
+// What bounded a GPU message rate (gpu-rate, gpu-inline-rate, gpu-telemetry-rate), read on the
+// NIC's side of the send queue. The report reads a bottleneck that names the "NIC model" (or
+// "softnic", "engine") as model-bound, so only the first answer may use those words.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace dissect::bench::gpu {
+
+// deepest: the most WQEBBs any QP's NIC model held announced and not yet executed when a doorbell
+// came (ModelCounters::deepest_backlog), over the run; limit: the most a QP's submitters may leave
+// outstanding before they wait for completions (the send queue, or a library's own bound).
+struct RateBacklog {
+  uint64_t deepest = 0, limit = 0;
+};
+
+// A submitter faster than the NIC model runs ahead until it waits for room, so the model's backlog
+// reaches the limit; one slower finds the model caught up, and room comes back before it is
+// needed: the backlog stays a few posts deep whatever the queue's size. Which of the two held is
+// the bottleneck; the rate's share of the model's ceiling goes beside it. (The 80 % rule before it
+// named the model for a warp on one QP at 85 % of the ceiling: a rate the model reaches only with
+// the deeper backlog of its ceiling's runs, so a submitter at that rate was not waiting for it.)
+inline std::string rate_bottleneck(double rate, double ceiling, const RateBacklog& b) {
+  char share[64];
+  std::snprintf(share, sizeof share, "%.0f %%", ceiling > 0 ? 100 * rate / ceiling : 0.0);
+  const std::string depth = std::to_string(b.deepest) + " of " + std::to_string(b.limit) + " WQEBBs";
+  if (2 * b.deepest >= b.limit) {
+    return "NIC model (its backlog reached " + depth + " on the fullest QP: the submitters waited for room; "
+           "rate " + share + " of its ceiling)";
+  }
+  return "submitter (at most " + depth + " waited on any QP: room came back before it was needed; "
+         "rate " + share + " of the ceiling)";
+}
+
+}  // namespace dissect::bench::gpu
