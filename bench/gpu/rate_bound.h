@@ -24,7 +24,8 @@ struct RateBacklog {
 // the deeper backlog of its ceiling's runs, so a submitter at that rate was not waiting for it.)
 inline std::string rate_bottleneck(double rate, double ceiling, const RateBacklog& b) {
   char share[64];
-  std::snprintf(share, sizeof share, "%.0f %%", ceiling > 0 ? 100 * rate / ceiling : 0.0);
+  const double percent = ceiling > 0 ? 100 * rate / ceiling : 0.0;
+  std::snprintf(share, sizeof share, percent >= 10 ? "%.0f %%" : "%.1f %%", percent);
   const std::string depth = std::to_string(b.deepest) + " of " + std::to_string(b.limit) + " WQEBBs";
   if (2 * b.deepest >= b.limit) {
     return "NIC model (its backlog reached " + depth + " on the fullest QP: the submitters waited for room; "

@@ -42,6 +42,7 @@ struct RateArgs {
   uint32_t payload_bytes;
   unsigned long long* cta_start;  // per CTA, %globaltimer
   unsigned long long* cta_end;
+  unsigned long long* cta_posted; // per CTA: its threads' last post, before the drain
   uint32_t* failure;              // [status, qp, SendQueueState::error], first failure only
 };
 
@@ -105,7 +106,7 @@ inline constexpr uint32_t MAX_QPS_PER_THREAD = 32;
 // One thread driving QPs first .. first + qps_per_thread - 1 in turn, one post each, each QP's
 // counters in an OwnedQp (local memory, L1-resident) as the one-QP thread keeps them in registers.
 template <typename RatePolicy>
-__device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
+__device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first, unsigned long long* posted) {
   const uint32_t k = a.qps_per_thread, w = rate_wqebbs(a);
   const uint32_t posts = a.messages_per_thread / a.batch;  // a multiple of k
   gda::OwnedQp owned[MAX_QPS_PER_THREAD];
@@ -122,6 +123,7 @@ __device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
           return build(q, index, i + 1 == a.batch);
         });
   }
+  *posted = now_ns();
   for (uint32_t j = 0; j < k && s == gda::Status::ok; ++j) {
     s = gda::quiet<RatePolicy>(owned[j]);
     if (s != gda::Status::ok) record_failure(a, s, first + j, owned[j].qp);
@@ -129,15 +131,17 @@ __device__ gda::Status post_round_robin(const RateArgs& a, uint32_t first) {
   return s;
 }
 
-// One thread's (or, cooperative, one warp's) posting; returns its first failure.
+// One thread's (or, cooperative, one warp's) posting; returns its first failure. *posted: the time
+// of its last post, before an exclusive thread drains its QPs.
 template <RateSharing K, typename RatePolicy>
-__device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t, uint32_t qp) {
+__device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t, uint32_t qp,
+                                     unsigned long long* posted) {
   constexpr auto kShared = gda::Sharing::shared;
   const uint32_t w = rate_wqebbs(a);
   gda::Status s = gda::Status::ok;
   uint64_t end = 0;
   if constexpr (K == RateSharing::exclusive) {
-    if (a.qps_per_thread > 1) return post_round_robin<RatePolicy>(a, qp);
+    if (a.qps_per_thread > 1) return post_round_robin<RatePolicy>(a, qp, posted);
     gda::OwnedQp owned = gda::own(t.qp);
     const uint32_t posts = a.messages_per_thread / a.batch;
     for (uint32_t p = 0; p < posts && s == gda::Status::ok; ++p) {
@@ -148,6 +152,7 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
             return build(q, index, i + 1 == a.batch);
           });
     }
+    *posted = now_ns();
     if (s == gda::Status::ok) s = gda::quiet<RatePolicy>(owned);
     return s;
   } else if constexpr (K == RateSharing::shared) {
@@ -186,6 +191,7 @@ __device__ gda::Status post_messages(const RateArgs& a, const LoopbackTarget& t,
                       gda::Warp{}, t.qp, a.batch, w, gda::Completion::unsignaled, &end, one);
     }
   }
+  *posted = now_ns();
   return s;
 }
 
@@ -194,10 +200,15 @@ __global__ void rate_kernel(RateArgs a) {
   const uint32_t thread = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t qp = a.qps_per_thread > 1 ? thread * a.qps_per_thread : thread / a.threads_per_qp;
   const LoopbackTarget t = a.targets[qp];
+  __shared__ unsigned long long last_post;
+  if (threadIdx.x == 0) last_post = 0;
   __syncthreads();
   if (threadIdx.x == 0) a.cta_start[blockIdx.x] = now_ns();
-  gda::Status s = post_messages<K, RatePolicy>(a, t, qp);
+  unsigned long long posted = 0;
+  gda::Status s = post_messages<K, RatePolicy>(a, t, qp, &posted);
+  atomicMax(&last_post, posted);
   __syncthreads();  // every thread of this CTA's QPs has posted everything
+  if (threadIdx.x == 0) a.cta_posted[blockIdx.x] = last_post;
   if (K != RateSharing::exclusive && thread % a.threads_per_qp == 0 && s == gda::Status::ok) {
     s = gda::quiet<RatePolicy, gda::Sharing::shared>(t.qp);
   }

@@ -141,6 +141,7 @@ struct RunOutcome {
   bool valid = false;
   std::string failure;
   uint64_t deepest_backlog = 0;  // WQEBBs, the fullest QP's (ModelCounters::deepest_backlog)
+  double posting_mmsg_per_s = 0; // up to the last post, the drain left out; 0: not measured
 };
 
 // The deepest backlog the NIC model saw on any of the rig's QPs, warm-up included.
@@ -251,6 +252,7 @@ RunOutcome run_once(const RateConfig& c) {
   l.args.payload_bytes = c.payload_bytes;
   l.args.cta_start = static_cast<unsigned long long*>(q.scratch(8 * c.ctas));
   l.args.cta_end = static_cast<unsigned long long*>(q.scratch(8 * c.ctas));
+  l.args.cta_posted = static_cast<unsigned long long*>(q.scratch(8 * c.ctas));
   l.args.failure = static_cast<uint32_t*>(q.scratch(16));
   std::vector<uint8_t> pattern(o.buffer_bytes);
   for (uint32_t j = 0; j < c.qps; ++j) {
@@ -276,12 +278,14 @@ RunOutcome run_once(const RateConfig& c) {
       return out;
     }
   }
-  std::vector<unsigned long long> start(c.ctas), end(c.ctas);
+  std::vector<unsigned long long> start(c.ctas), end(c.ctas), posted(c.ctas);
   q.read(start.data(), l.args.cta_start, c.ctas);
   q.read(end.data(), l.args.cta_end, c.ctas);
-  const double ns = double(*std::max_element(end.begin(), end.end()) -
-                           *std::min_element(start.begin(), start.end()));
+  q.read(posted.data(), l.args.cta_posted, c.ctas);
+  const auto first = *std::min_element(start.begin(), start.end());
+  const double ns = double(*std::max_element(end.begin(), end.end()) - first);
   out.mmsg_per_s = double(c.threads) * m / ns * 1e3;
+  out.posting_mmsg_per_s = double(c.threads) * m / double(*std::max_element(posted.begin(), posted.end()) - first) * 1e3;
   const uint64_t per_qp = uint64_t{c.threads} * (warm + m) / c.qps;
   out.valid = validate(q, c, per_qp);
   out.deepest_backlog = deepest_backlog(q);
@@ -430,6 +434,7 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
   }
   Metric rate{"message rate", "Mmsg/s", {}}, per_qp{"per-QP rate", "Mmsg/s", {}};
   Metric backlog{"deepest backlog", "WQEBBs", {}};
+  Metric posting{"posting rate", "Mmsg/s", {}};  // mini-gda's rows: the submitters' own pace
   uint64_t deepest = 0;
   bool valid = true;
   std::string note;
@@ -444,11 +449,13 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
     rate.runs.push_back(summarize({o.mmsg_per_s}));
     per_qp.runs.push_back(summarize({o.mmsg_per_s / c.qps}));
     backlog.runs.push_back(summarize({double(o.deepest_backlog)}));
+    if (o.posting_mmsg_per_s > 0) posting.runs.push_back(summarize({o.posting_mmsg_per_s}));
     deepest = std::max(deepest, o.deepest_backlog);
   }
   const double ceiling = model_ceiling(c);
   Metric model{"model ceiling", "Mmsg/s", {summarize({ceiling})}};
   r.metrics = {rate, per_qp, model, backlog};
+  if (!posting.runs.empty()) r.metrics.push_back(posting);
   if (!rate.runs.empty()) {
     r.knobs.push_back({"bottleneck", rate_bottleneck(rate.p50(), ceiling, RateBacklog{deepest, outstanding_limit(c)})});
   }

@@ -44,8 +44,11 @@ RateConfig peer_rate_config(const RateConfig& base);
 void check_rate_config(const RateConfig& c);
 
 // Metrics: message rate, per-QP rate, the model's ceiling (Mmsg/s), the deepest backlog the NIC
-// model saw on a QP (WQEBBs); knobs: every field above and "bottleneck": "NIC model" when that
-// backlog reached half of what the submitters may leave outstanding, else "submitter" (rate_bound.h).
+// model saw on a QP (WQEBBs) and, for mini-gda's rows, the posting rate: the messages over the
+// span to the submitters' last post, the drain left out, i.e. their own pace wherever they never
+// waited for room (a send queue deeper than the run's messages: --sq-depth, --messages). Knobs:
+// every field above and "bottleneck": "NIC model" when the backlog reached half of what the
+// submitters may leave outstanding, else "submitter" (rate_bound.h).
 Result measure_gpu_rate(const RateConfig& config, const std::string& experiment,
                         const std::string& label);
 
