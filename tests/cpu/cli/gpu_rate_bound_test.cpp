@@ -25,7 +25,7 @@ TEST(RateBound, AFilledBacklogNamesTheModelAtAnyShareOfTheCeiling) {
   const std::string low = rate_bottleneck(5, 100, RateBacklog{4090, 4096});
   EXPECT_EQ(low.rfind("NIC model", 0), 0u) << low;
   EXPECT_NE(low.find("4090 of 4096 WQEBBs"), std::string::npos) << low;
-  EXPECT_NE(low.find("5 %"), std::string::npos) << low;
+  EXPECT_NE(low.find("rate 5.0 %"), std::string::npos) << low;
   EXPECT_EQ(rate_bottleneck(99, 100, RateBacklog{2048, 4096}).rfind("NIC model", 0), 0u);
   EXPECT_EQ(rate_bottleneck(10, 100, RateBacklog{512, 1024}).rfind("NIC model", 0), 0u);  // a library's limit
 }
