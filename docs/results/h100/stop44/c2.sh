@@ -12,6 +12,7 @@ ab_tier n .ab/n.tgz 11 300
 wait
 tail -qn1 $R/h_build.log
 grep -E "tests passed|tests failed|Failed|\*\*\*Failed|Not Run|Timeout" $R/ctest_gpu.log | head -20
+ab_sanitize backlog_runs
 for round in 1 2; do
   for t in h n; do
     AB_TIMEOUT=30 ab_run $t glf_$round gpu-latency --quick --runs 3 --nic-profile fast
