@@ -128,24 +128,32 @@ int run_gpu_rate(const Arguments& a, Report& report) {
                                                               "writes per thread and run; 0: about 2^22 in all"));
   c.signal_period = static_cast<uint32_t>(a.integer("signal-period", 0, 0, 16384,
                                                              "WQEs per signalled WQE (periodic reclamation); 0: 64 rounded to the batch"));
-  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, 32768,
+  c.sq_wqebbs = static_cast<uint32_t>(a.power_of_two("sq-depth", c.sq_wqebbs, gpu::MAX_SQ_WQEBBS,
                                                         "send queue depth of each QP, WQEBBs (64 B each)"));
+  const bool deep = a.flag("deep-queue",
+                           "size each QP's send queue to hold its whole run (at most 32,768 WQEBBs, the "
+                           "run's messages cut to fit): no submitter waits for room, so the posting rate "
+                           "is the submitters' own pace beside the rate the NIC model carried (with --sweep: every row)");
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
   c.path = a.choice("path", "mini-gda", {"mini-gda", "gdaki", "nvshmem-ibgda"},
                     "whose device code posts: mini-gda, or a library's own kernel in its own configuration (Table 5's note)");
   gpu::read_engine_flags(a, c);
   a.check_all_used();
+  if (deep && a.given("sq-depth")) {
+    throw InvalidArgument("--deep-queue sizes each send queue to its run; --sq-depth " +
+                          std::to_string(c.sq_wqebbs) + " would not apply");
+  }
   if (c.path != "mini-gda") {
     // The library's own configuration of Table 5's note (--sweep too: it has one); mini-gda's
     // shape flags would silently not apply, so they are refused.
     const RateConfig mini;
     if (c.threads != mini.threads || c.qps != mini.qps || c.ctas != mini.ctas ||
         c.batch != mini.batch || c.sharing != mini.sharing || c.doorbell != mini.doorbell ||
-        c.payload_bytes != mini.payload_bytes || telemetry.size() > 1 || telemetry[0].counted()) {
+        c.payload_bytes != mini.payload_bytes || telemetry.size() > 1 || telemetry[0].counted() || deep) {
       throw InvalidArgument("--path " + c.path + " runs the library's own configuration (GDAKI: "
                             "8 threads on 1 QP; NVSHMEM: 16 QPs x 256 threads); --threads, --qps, "
-                            "--ctas, --batch, --sharing, --doorbell, --size and --telemetry are "
-                            "mini-gda's");
+                            "--ctas, --batch, --sharing, --doorbell, --size, --telemetry and --deep-queue "
+                            "are mini-gda's");
     }
     const RateConfig p = gpu::peer_rate_config(c);
     return gpu::measure_gpu_rates({{c.path + ", " + row_label(p), p}}, "gpu-rate", report);
@@ -161,6 +169,9 @@ int run_gpu_rate(const Arguments& a, Report& report) {
     }
   } else {
     points.emplace_back(row_label(c), c);
+  }
+  if (deep) {
+    for (auto& point : points) point.second = gpu::with_queue_holding_run(point.second);
   }
   if (telemetry.size() > 1 || telemetry[0].counted()) {
     std::vector<std::pair<std::string, RateConfig>> crossed;

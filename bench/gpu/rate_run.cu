@@ -79,6 +79,13 @@ uint64_t outstanding_limit(const RateConfig& c) {
   return c.sq_wqebbs;
 }
 
+// The WQEBBs one QP's submitters post in the timed pass (the warm-up's were drained before it).
+uint64_t run_wqebbs_per_qp(const RateConfig& c, uint32_t messages_per_thread) {
+  const uint32_t threads_per_qp = std::max<uint32_t>(c.threads / c.qps, 1);
+  const uint32_t qps_per_thread = std::max<uint32_t>(c.qps / c.threads, 1);
+  return uint64_t{threads_per_qp} * messages_per_thread / qps_per_thread * wqebbs_per_message(c);
+}
+
 double model_ceiling(const RateConfig& c) {
   return nic_model_ceiling(c.device, c.engine_ctas, c.engine_warps_per_cta, c.nic_profile, c.qps,
                            c.payload_bytes);
@@ -305,6 +312,30 @@ RunOutcome run_once(const RateConfig& c) {
 
 }  // namespace
 
+bool queue_holds_run(const RateConfig& c) {
+  return !peer_path(c) && run_wqebbs_per_qp(c, messages_per_thread(c, c.messages_per_thread)) <= c.sq_wqebbs;
+}
+
+RateConfig with_queue_holding_run(RateConfig c) {
+  refuse(peer_path(c), "--deep-queue: mini-gda's rows only (--path " + c.path + ")");
+  // A thread driving k QPs in turn puts 1/k of its messages on each.
+  const uint64_t threads_per_qp = std::max<uint32_t>(c.threads / c.qps, 1);
+  const uint64_t qps_per_thread = std::max<uint32_t>(c.qps / c.threads, 1);
+  const uint32_t fits = static_cast<uint32_t>(uint64_t{MAX_SQ_WQEBBS} * qps_per_thread /
+                                              (threads_per_qp * wqebbs_per_message(c)));
+  const uint32_t wanted = c.messages_per_thread ? std::min(c.messages_per_thread, fits) : fits;
+  c.messages_per_thread = messages_per_thread(c, wanted);
+  refuse(run_wqebbs_per_qp(c, c.messages_per_thread) > MAX_SQ_WQEBBS,
+         "--deep-queue: one post of each of a QP's " + std::to_string(threads_per_qp) +
+             " threads takes more than " + std::to_string(MAX_SQ_WQEBBS) + " WQEBBs");
+  uint32_t depth = 1;
+  while (depth < run_wqebbs_per_qp(c, c.messages_per_thread)) depth *= 2;
+  // At least two reclamation periods, as every depth (check_rate_config).
+  while (depth < 2 * signal_period(c) * wqebbs_per_message(c) && depth < MAX_SQ_WQEBBS) depth *= 2;
+  c.sq_wqebbs = depth;
+  return c;
+}
+
 RateConfig peer_rate_config(const RateConfig& base) {
   RateConfig c = base;
   peer_library(c.path);  // refused by name, with the missing headers
@@ -456,8 +487,15 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
   Metric model{"model ceiling", "Mmsg/s", {summarize({ceiling})}};
   r.metrics = {rate, per_qp, model, backlog};
   if (!posting.runs.empty()) r.metrics.push_back(posting);
+  const bool held = queue_holds_run(c);
   if (!rate.runs.empty()) {
-    r.knobs.push_back({"bottleneck", rate_bottleneck(rate.p50(), ceiling, RateBacklog{deepest, outstanding_limit(c)})});
+    r.knobs.push_back({"bottleneck", held && !posting.runs.empty()
+                                         ? held_run_bottleneck(rate.p50(), posting.p50(), ceiling, deepest)
+                                         : rate_bottleneck(rate.p50(), ceiling, RateBacklog{deepest, outstanding_limit(c)})});
+  }
+  if (!posting.runs.empty()) {
+    r.knobs.push_back({"posting_rate", held ? "the submitters' own pace: each QP's send queue held the run, so none waited for room"
+                                            : "to the last post, waits for room included: the run is deeper than the send queue"});
   }
   if (c.doorbell != "direct") {
     r.knobs.push_back({"ceiling_note",

@@ -14,6 +14,9 @@
 
 namespace dissect::bench::gpu {
 
+// The deepest send queue a rate run asks for (--sq-depth), WQEBBs.
+inline constexpr uint32_t MAX_SQ_WQEBBS = 32768;
+
 struct RateConfig {
   // mini-gda | gdaki | nvshmem-ibgda: whose device code posts (peer_rate.h). A library's path runs
   // its own configuration (peer_rate_config); only the message count, signal period, ring depth,
@@ -42,6 +45,16 @@ RateConfig peer_rate_config(const RateConfig& base);
 
 // Throws InvalidArgument naming the knob when the configuration cannot run as asked.
 void check_rate_config(const RateConfig& c);
+
+// Whether each QP's send queue holds the whole timed run of a mini-gda row, so that no submitter
+// ever waits for room and the posting rate is the submitters' own pace.
+bool queue_holds_run(const RateConfig& c);
+
+// `c` with each QP's send queue sized to hold its timed run (--deep-queue): the run's messages cut
+// to what MAX_SQ_WQEBBS holds (or kept, when fewer were asked for), the depth the next power of two
+// above them and at least two reclamation periods. Throws InvalidArgument when one post of a QP's
+// submitters does not fit, or for a library's path.
+RateConfig with_queue_holding_run(RateConfig c);
 
 // Metrics: message rate, per-QP rate, the model's ceiling (Mmsg/s), the deepest backlog the NIC
 // model saw on a QP (WQEBBs) and, for mini-gda's rows, the posting rate: the messages over the
