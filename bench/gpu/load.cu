@@ -31,6 +31,7 @@
 #include "load.h"
 #include "nic_ceiling.h"
 #include "proxy_bound.h"
+#include "rate_bound.h"
 #include "../cpu/host_ceiling.h"
 
 namespace dissect::bench {
@@ -85,25 +86,32 @@ void add_path_knobs(const LoadConfig& c, const QueueLayout& l, Result& r) {
 // Read by the report (scripts/dissect_report): a note naming the model marks a row the model
 // bounded. Where the model's ceiling is the profile's own message-rate cap (the emulated NIC's,
 // e.g. cx7-ib's 260 Mmsg/s), reaching it is the NIC being emulated, not the software model.
-std::string gda_bottleneck(double carried, double ceiling, const softnic::TimingProfile& profile) {
-  if (carried < 0.8 * ceiling) return "submitters (background below 80 % of the ceiling)";
-  if (profile.enabled && profile.message_rate_mps > 0 && ceiling >= 0.9 * profile.message_rate_mps) {
+// The background CTAs post until their reservation waits for room, so the model's backlog fills
+// the send queue when the model holds them back (rate_bound.h); a model that does because the
+// profile caps its message rate at the emulated NIC's is that NIC's bound, not the engine's.
+std::string gda_bottleneck(double carried, double ceiling, const gpu::RateBacklog& backlog,
+                           const softnic::TimingProfile& profile) {
+  const std::string bound = gpu::rate_bottleneck(carried, ceiling, backlog);
+  if (bound.rfind("NIC model", 0) == 0 && profile.enabled && profile.message_rate_mps > 0 &&
+      ceiling >= 0.9 * profile.message_rate_mps) {
     return std::string("the ") + softnic::profile_name(profile) + " profile's message-rate cap (" +
-           one_decimal(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's)";
+           one_decimal(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's; " + bound + ")";
   }
-  return "NIC model (background >= 80 % of its ceiling)";
+  return bound;
 }
 
-// What bounded the background: the model (its rate at 80 % of the model's ceiling) or not.
+// What bounded the background: mini-gda's from the model's deepest backlog, mini-proxy's from the
+// workers' chains and passes beside the host engine's ceiling.
 void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l, const Metric& carried,
-                    const gpu::WorkerPasses& passes, Result& r) {
+                    const gpu::WorkerPasses& passes, uint64_t deepest, Result& r) {
   if (p.background == 0) return;  // no background to bound
   const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
   if (c.path == "mini-gda") {
     const double ceiling =
         nic_model_ceiling(c.device, c.engine_ctas, c.engine_warps_per_cta, c.nic_profile, 2 * l.per_endpoint, 8);
     r.metrics.push_back(Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}});
-    r.knobs.push_back({"bottleneck", gda_bottleneck(carried.p50(), ceiling, profile)});
+    r.knobs.push_back(
+        {"bottleneck", gda_bottleneck(carried.p50(), ceiling, gpu::RateBacklog{deepest, c.sq_wqebbs}, profile)});
     return;
   }
   // The host engine's own rate with as many threads and QPs as the workers have (host-nic-ceiling).
@@ -146,6 +154,8 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
   Metric trip{"round trip", "us", {}}, trip99{"round trip p99", "us", {}}, carried{"background rate", "Mmsg/s", {}};
   Metric chain{"descriptors per post", "count", {}}, busy{"worker busy passes", "%", {}},
       full{"send queue full passes", "%", {}};
+  Metric backlog{"deepest backlog", "WQEBBs", {}};
+  uint64_t deepest = 0;
   bool valid = true;
   std::string note, placement;
   double clock = 0, window = 0;
@@ -162,13 +172,16 @@ Result measure_point(const LoadConfig& c, const LoadPoint& p, uint32_t runs) {
     chain.runs.push_back(summarize({o.descriptors_per_post}));
     busy.runs.push_back(summarize({o.worker_busy_percent}));
     full.runs.push_back(summarize({o.worker_full_percent}));
+    backlog.runs.push_back(summarize({double(o.deepest_backlog)}));
+    deepest = std::max(deepest, o.deepest_backlog);
     clock = o.sm_clock_mhz, window = o.window_ms, placement = o.placement;
     samples += o.round_trip_us.size();
   }
   r.metrics = {trip, trip99, carried};
   if (c.path == "mini-proxy") r.metrics.insert(r.metrics.end(), {chain, busy, full});
+  if (c.path == "mini-gda") r.metrics.push_back(backlog);
   const auto median = [](const Metric& m) { return m.runs.empty() ? 0.0 : m.p50(); };
-  add_bottleneck(c, p, l, carried, {median(chain), median(busy), median(full)}, r);
+  add_bottleneck(c, p, l, carried, {median(chain), median(busy), median(full)}, deepest, r);
   if (!note.empty()) r.knobs.push_back({"note", note});
   r.payload_validated = valid && !trip.runs.empty();
   r.environment = {{"sm_clock_mhz", one_decimal(clock)},

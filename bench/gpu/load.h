@@ -48,6 +48,9 @@ struct LoadRun {
   double descriptors_per_post = 0;
   double worker_busy_percent = 0;
   double worker_full_percent = 0;  // passes that ended with the send queue full
+  // mini-gda: the NIC model's deepest backlog on any QP over the run (ramp included), WQEBBs
+  // (LoopbackQps::deepest_backlog): it reaches the send queue when the model holds the CTAs back.
+  uint64_t deepest_backlog = 0;
 };
 
 // The layout of one point: background queues per endpoint and the probe's queue.

@@ -108,6 +108,7 @@ LoadRun run_gda_load(const LoadConfig& c, const QueueLayout& l) {
   // The CTAs' own counts: the probe's messages are not among them.
   run.background_mmsgs =
       l.producers ? carried_mmsgs(w.completed_start, w.completed_end, 0, false, window_ns) : 0;
+  run.deepest_backlog = q.deepest_backlog();
   run.valid = w.samples > 0 && background_valid(q, l, posted) && probe_valid(q, l, uint64_t{c.warmup} + w.samples);
   if (!run.valid) run.failure = "payload: a background slot or a probe landing word does not hold its last value";
   return run;

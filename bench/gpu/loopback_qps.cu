@@ -92,6 +92,14 @@ std::vector<const telemetry::QpCounters*> LoopbackQps::attach_telemetry(uint64_t
   return blocks;
 }
 
+uint64_t LoopbackQps::deepest_backlog() {
+  uint64_t deepest = 0;
+  for (const LoopbackTarget& t : host_targets_) {
+    deepest = std::max(deepest, nic_->counters(t.qp.qpn).deepest_backlog);
+  }
+  return deepest;
+}
+
 void* LoopbackQps::scratch(size_t bytes) {
   void* p = nullptr;
   check_cuda(cudaMalloc(&p, std::max<size_t>(bytes, 8)), "loopback QPs: scratch memory");

@@ -66,6 +66,9 @@ class LoopbackQps {
   // and post stamps in GPU memory, as GpuQpSlot hands a kernel), before start(). Returns the
   // blocks, one per QP, to read back after the run.
   std::vector<const telemetry::QpCounters*> attach_telemetry(uint64_t n);
+  // The deepest backlog the NIC model saw on any of the QPs so far (ModelCounters::deepest_backlog,
+  // WQEBBs announced and not executed when a window opened): the fullest QP's.
+  uint64_t deepest_backlog();
 
   template <typename T>
   void read(T* host, const T* device, size_t count) const {

@@ -151,15 +151,6 @@ struct RunOutcome {
   double posting_mmsg_per_s = 0; // up to the last post, the drain left out; 0: not measured
 };
 
-// The deepest backlog the NIC model saw on any of the rig's QPs, warm-up included.
-uint64_t deepest_backlog(LoopbackQps& q) {
-  uint64_t deepest = 0;
-  for (const LoopbackTarget& t : q.host_targets()) {
-    deepest = std::max(deepest, q.nic().counters(t.qp.qpn).deepest_backlog);
-  }
-  return deepest;
-}
-
 bool peer_path(const RateConfig& c) { return c.path != "mini-gda"; }
 
 // The sharing names of the libraries' configurations (peer_rate_config).
@@ -233,7 +224,7 @@ RunOutcome run_peer_once(const RateConfig& c) {
   out.valid = validate(q, c, per_qp);
   if (!out.valid) out.failure = "payload: the last " + std::to_string(RATE_SLOTS) +
                                 " slots of some QP do not hold its last messages";
-  out.deepest_backlog = deepest_backlog(q);
+  out.deepest_backlog = q.deepest_backlog();  // warm-up included
   return out;
 }
 
@@ -295,7 +286,7 @@ RunOutcome run_once(const RateConfig& c) {
   out.posting_mmsg_per_s = double(c.threads) * m / double(*std::max_element(posted.begin(), posted.end()) - first) * 1e3;
   const uint64_t per_qp = uint64_t{c.threads} * (warm + m) / c.qps;
   out.valid = validate(q, c, per_qp);
-  out.deepest_backlog = deepest_backlog(q);
+  out.deepest_backlog = q.deepest_backlog();  // warm-up included
   for (const telemetry::QpCounters* block : blocks) {  // the counters saw every WQE, once
     telemetry::QpCounters seen;
     q.read(&seen, block, 1);
