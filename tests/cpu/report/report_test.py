@@ -304,6 +304,35 @@ class GpuProducerRules(unittest.TestCase):
         v = verdict_of(self.goodput_rows(512, "the softnic GPU engine's own payload rate"), self.GOODPUT)
         self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE)
 
+    COOPERATIVE = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.cooperative_publication)
+
+    @staticmethod
+    def table5_row(label, rate, posting, held, bottleneck):
+        own = "the submitters' own pace: each QP's send queue held the run, so none waited for room"
+        knobs = {"posting_rate": own if held else "to the last post, waits for room included"}
+        return synthetic("gpu-rate", label, knobs, [("message rate", "Mmsg/s", rate), ("posting rate", "Mmsg/s", posting)],
+                         bottleneck)
+
+    def cooperative_rows(self, held, warp_posting=30.0):
+        submitter = "submitter (the last completion followed the last post within 1 % of the run)"
+        return [self.table5_row("one thread, 1 QP, batch 1", 1.3, 1.3, held, submitter),
+                self.table5_row("256 threads, 1 QP, slots handed off per thread (∗)", 2.0, 2.0, held, submitter),
+                self.table5_row("32 threads, 1 QP, cooperative (‡)", 19.0, warp_posting, held,
+                                "NIC model (its backlog reached 4032 of 4096 WQEBBs)")]
+
+    def test_a_warp_held_back_by_the_model_is_read_from_its_posting_rate_when_its_queue_held_the_run(self):
+        v = verdict_of(self.cooperative_rows(held=True), self.COOPERATIVE)
+        self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
+        self.assertIn("23.1× one thread", v.ours)
+        self.assertIn("the model carried 19.000", v.ours)
+        self.assertEqual(verdict_of(self.cooperative_rows(held=True, warp_posting=12.0), self.COOPERATIVE).verdict,
+                         fidelity.DIFFERS)
+
+    def test_a_warp_held_back_by_the_model_without_a_held_run_is_not_measurable(self):
+        v = verdict_of(self.cooperative_rows(held=False), self.COOPERATIVE)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE, v.ours)
+        self.assertIn("14.6× one thread", v.ours)
+
     CHAINING = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.proxy_chaining)
     WORKERS = next(f for _, f, rule in fidelity.FINDINGS if rule is fidelity.proxy_workers)
 
