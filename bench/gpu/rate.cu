@@ -3,7 +3,9 @@
 // outstanding, with periodic reclamation and a final drain (rate_kernel.cuh); the QPs' threads
 // share them as `--sharing` says. Every result carries the NIC model's ceiling for the same QPs
 // measured in the same process, and says whether the submitter or the model bounded the rate.
-// `--sweep` runs every mini-gda row of Table 5, each labelled with its row. `--path gdaki` or
+// `--sweep` runs every mini-gda row of Table 5, each labelled with its row, and the one-QP rows
+// that compare sharing strategies again with each send queue holding its run (HOLDING; with
+// `--deep-queue` every row holds its run and they are not repeated). `--path gdaki` or
 // `--path nvshmem-ibgda` runs that library's own device code in its best configuration of Table
 // 5's note instead (peer_rate.h; with --sweep too), on the same QPs, with the same metrics.
 #include <algorithm>
@@ -29,7 +31,15 @@ struct Table5Row {
   uint32_t threads, qps, ctas, batch;
   const char* sharing;
   const char* doorbell = "direct";
+  // Each send queue holds the run (with_queue_holding_run): the submitters never wait for room, so
+  // their posting rate is their own pace where the model cannot keep up with them.
+  bool holds_run = false;
 };
+
+// The rows of one QP that compare sharing strategies (§4.3.1), again with each send queue holding
+// the run: one cooperative warp outruns the NIC model on one QP (stop 44), so its message rate is
+// the model's, and the strategies are compared by what the submitters post.
+constexpr const char* HOLDING = ", queue holding the run";
 
 // The paper's rows (Table 5, P-IB), in its order; † is handoff at batch 1, ∗ handoff at 32.
 const Table5Row TABLE5[] = {
@@ -41,6 +51,10 @@ const Table5Row TABLE5[] = {
     {"256 threads, 1 QP, slots handed off per thread (∗)", 256, 1, 1, 32, "handoff"},
     {"32 threads, 1 QP, cooperative (‡)", 32, 1, 1, 32, "cooperative"},
     {"256 threads, 1 QP, cooperative (‡)", 256, 1, 1, 32, "cooperative"},
+    {"one thread, 1 QP, batch 1", 1, 1, 1, 1, "exclusive", "direct", true},
+    {"256 threads, 1 QP, slots handed off per thread (∗)", 256, 1, 1, 32, "handoff", "direct", true},
+    {"32 threads, 1 QP, cooperative (‡)", 32, 1, 1, 32, "cooperative", "direct", true},
+    {"256 threads, 1 QP, cooperative (‡)", 256, 1, 1, 32, "cooperative", "direct", true},
     {"16 threads, 16 QPs, 16 SMs, batch 1", 16, 16, 16, 1, "exclusive"},
     {"16 threads, 16 QPs, 16 SMs, batch 16", 16, 16, 16, 16, "exclusive"},
     {"32 threads, 32 QPs, 1 SM, batch 16", 32, 32, 1, 16, "exclusive"},
@@ -95,7 +109,7 @@ std::vector<TelemetryMode> parse_telemetry_modes(const std::string& list) {
 std::string row_label(const RateConfig& c);
 
 std::string row_label_of(const Table5Row& row, const RateConfig& c) {
-  return row.label ? row.label : row_label(c);
+  return (row.label ? row.label : row_label(c)) + (row.holds_run ? HOLDING : "");
 }
 
 std::string row_label(const RateConfig& c) {
@@ -161,11 +175,12 @@ int run_gpu_rate(const Arguments& a, Report& report) {
   std::vector<std::pair<std::string, RateConfig>> points;
   if (sweep) {
     for (const Table5Row& row : TABLE5) {
+      if (row.holds_run && deep) continue;  // every row holds its run already
       RateConfig p = c;
       p.threads = row.threads, p.qps = row.qps, p.ctas = row.ctas, p.batch = row.batch;
       p.sharing = row.sharing;
       p.doorbell = row.doorbell;
-      points.emplace_back(row_label_of(row, p), p);
+      points.emplace_back(row_label_of(row, p), row.holds_run ? gpu::with_queue_holding_run(p) : p);
     }
   } else {
     points.emplace_back(row_label(c), c);

@@ -480,12 +480,12 @@ Result measure_gpu_rate(const RateConfig& c, const std::string& experiment,
   if (!posting.runs.empty()) r.metrics.push_back(posting);
   const bool held = queue_holds_run(c);
   if (!rate.runs.empty()) {
-    r.knobs.push_back({"bottleneck", held && !posting.runs.empty()
-                                         ? held_run_bottleneck(rate.p50(), posting.p50(), ceiling, deepest)
-                                         : rate_bottleneck(rate.p50(), ceiling, RateBacklog{deepest, outstanding_limit(c)})});
+    r.knobs.push_back({"bottleneck", held ? held_run_bottleneck(rate.p50(), ceiling, deepest, run_wqebbs_per_qp(c, m))
+                                          : rate_bottleneck(rate.p50(), ceiling, RateBacklog{deepest, outstanding_limit(c)})});
   }
   if (!posting.runs.empty()) {
-    r.knobs.push_back({"posting_rate", held ? "the submitters' own pace: each QP's send queue held the run, so none waited for room"
+    r.knobs.push_back({"posting_rate", held ? "the submitters' own pace: each QP's send queue held the run, so none "
+                                              "waited for room (the message rate includes reclaiming every CQE after the last post)"
                                             : "to the last post, waits for room included: the run is deeper than the send queue"});
   }
   if (c.doorbell != "direct") {

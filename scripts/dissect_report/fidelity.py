@@ -468,13 +468,22 @@ def held_run(row):
     return row["knobs"].get("posting_rate", "").startswith("the submitters' own pace")
 
 
+HOLDING = ", queue holding the run"  # gpu-rate --sweep's rows whose send queues held their runs (rate.cu)
+
+
+def sharing_rows(R, *labels):
+    """Table 5's one-QP rows: their repeats with each send queue holding the run where the sweep has
+    them all, else the rows themselves (held too under gpu-rate --sweep --deep-queue)."""
+    held = [R.one("gpu-rate", label=label + HOLDING) for label in labels]
+    return held if all(held) else [R.one("gpu-rate", label=label) for label in labels]
+
+
 def cooperative_publication(R, P):
     # The sharing strategies compare what the submitters post. Where every row's queue held its run
     # that is each row's posting rate, measured with no wait on the model; otherwise the message
     # rate, which the warp's row may not take from a model that bounded it.
-    single = R.one("gpu-rate", label="one thread, 1 QP, batch 1")
-    warp = R.one("gpu-rate", label="32 threads, 1 QP, cooperative (‡)")
-    handoff = R.one("gpu-rate", label="256 threads, 1 QP, slots handed off per thread (∗)")
+    single, warp, handoff = sharing_rows(R, "one thread, 1 QP, batch 1", "32 threads, 1 QP, cooperative (‡)",
+                                         "256 threads, 1 QP, slots handed off per thread (∗)")
     paper = P.value("S4.3.1:coop warp:P-IB") / P.value("T5:one thread, 1 QP, batch 1:message rate:P-IB")
     if not (single and warp):
         return Verdict(NOT_MEASURABLE, "—", "gpu-rate --sweep rows missing (one thread, 1 QP; one cooperative warp)")

@@ -328,6 +328,17 @@ class GpuProducerRules(unittest.TestCase):
         self.assertEqual(verdict_of(self.cooperative_rows(held=True, warp_posting=12.0), self.COOPERATIVE).verdict,
                          fidelity.DIFFERS)
 
+    def test_the_sweeps_held_repeats_are_read_before_its_plain_rows(self):
+        plain = self.cooperative_rows(held=False)
+        repeats = self.cooperative_rows(held=True, warp_posting=26.0)
+        for row in repeats:
+            row["label"] += fidelity.HOLDING
+        v = verdict_of(plain + repeats, self.COOPERATIVE)
+        self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
+        self.assertIn("20.0× one thread", v.ours)
+        v = verdict_of(plain + repeats[:2], self.COOPERATIVE)  # a repeat missing: the plain rows
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE, v.ours)
+
     def test_a_warp_held_back_by_the_model_without_a_held_run_is_not_measurable(self):
         v = verdict_of(self.cooperative_rows(held=False), self.COOPERATIVE)
         self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE, v.ours)
