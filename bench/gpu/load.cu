@@ -89,15 +89,16 @@ void add_path_knobs(const LoadConfig& c, const QueueLayout& l, Result& r) {
 // The background CTAs post until their reservation waits for room, so the model's backlog fills
 // the send queue when the model holds them back (rate_bound.h); a model that does because the
 // profile caps its message rate at the emulated NIC's is that NIC's bound, not the engine's.
+// The cap's wording names the emulated NIC, not the model: the report reads "model" as model-bound.
 std::string gda_bottleneck(double carried, double ceiling, const gpu::RateBacklog& backlog,
                            const softnic::TimingProfile& profile) {
-  const std::string bound = gpu::rate_bottleneck(carried, ceiling, backlog);
-  if (bound.rfind("NIC model", 0) == 0 && profile.enabled && profile.message_rate_mps > 0 &&
+  if (gpu::submitters_waited(backlog) && profile.enabled && profile.message_rate_mps > 0 &&
       ceiling >= 0.9 * profile.message_rate_mps) {
     return std::string("the ") + softnic::profile_name(profile) + " profile's message-rate cap (" +
-           one_decimal(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's; " + bound + ")";
+           one_decimal(profile.message_rate_mps) + " Mmsg/s, the emulated NIC's: the CTAs' queues filled to " +
+           std::to_string(backlog.deepest) + " of " + std::to_string(backlog.limit) + " WQEBBs)";
   }
-  return bound;
+  return gpu::rate_bottleneck(carried, ceiling, backlog);
 }
 
 // What bounded the background: mini-gda's from the model's deepest backlog, mini-proxy's from the

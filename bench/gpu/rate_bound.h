@@ -21,12 +21,14 @@ struct RateBacklog {
 // needed: the backlog stays a few posts deep whatever the queue's size. Which of the two held is
 // the bottleneck; the rate's share of the model's ceiling goes beside it. (The 80 % rule before it
 // guessed from that share alone; on the H100 the two agreed on every row of Table 5, stop 44.)
+inline bool submitters_waited(const RateBacklog& b) { return 2 * b.deepest >= b.limit; }
+
 inline std::string rate_bottleneck(double rate, double ceiling, const RateBacklog& b) {
   char share[64];
   const double percent = ceiling > 0 ? 100 * rate / ceiling : 0.0;
   std::snprintf(share, sizeof share, percent >= 10 ? "%.0f %%" : "%.1f %%", percent);
   const std::string depth = std::to_string(b.deepest) + " of " + std::to_string(b.limit) + " WQEBBs";
-  if (2 * b.deepest >= b.limit) {
+  if (submitters_waited(b)) {
     return "NIC model (its backlog reached " + depth + " on the fullest QP: the submitters waited for room; "
            "rate " + share + " of its ceiling)";
   }
