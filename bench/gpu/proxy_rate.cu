@@ -11,8 +11,12 @@
 // row carries the host engine's own ceiling (host-nic-ceiling), the workers' chains and busy
 // passes, each worker's core and clock state (Appendix C.1), and what bounded the point.
 //
-// The grid: --workers x --batches, plus the batch sweep at T = 1 (--batch-sweep). --producers
-// host is not offered here: `dissect proxy-rate` is the host-producer experiment.
+// The grid: --workers x --batches, plus the batch sweep at T = 1 (--batch-sweep), plus the grid's
+// T = 1 points with each worker's send queue holding its share of the run (`…, queue holding the
+// run`): no worker waits for the host engine there, so their `posting rate` (each worker's clock
+// read at its first post and every 64th) is the workers' own pace, which the chaining gain is read
+// from where the engine cannot keep up (--deep-queue: every point so). --producers host is not
+// offered here: `dissect proxy-rate` is the host-producer experiment.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -32,12 +36,14 @@
 #include "gpu_command.h"
 #include "harness.cuh"
 #include "proxy_bound.h"
+#include "rate_bound.h"
 
 namespace dissect::bench {
 namespace {
 
 struct RateConfig {
   std::vector<uint64_t> workers, batches, batch_sweep;
+  bool deep = false;  // --deep-queue: every point's worker send queues hold its run
   uint32_t rings = 32;
   uint32_t ring_entries = 1024;
   uint64_t messages = 1u << 21;  // per point, all producers
@@ -50,10 +56,19 @@ struct RateConfig {
 
 struct Point {
   uint32_t workers, batch;
+  // Each worker's send queue holds its share of the run, so no worker waits for room and its
+  // posting rate is its own pace whatever the host engine carries.
+  bool holds_run = false;
 };
+
+// Rows whose worker send queues held their runs (as gpu-rate's, rate.cu).
+constexpr const char* HOLDING = ", queue holding the run";
+constexpr uint32_t MAX_WORKER_SQ_WQEBBS = 32768;
 
 struct PointRun {
   double mmsgs = 0;
+  double posting_mmsgs = 0;    // the workers' own paces (WorkerStats::stamped_*), summed
+  uint64_t deepest_backlog = 0;  // the host engine's, on the fullest worker QP (WQEBBs)
   gpu::WorkerPasses passes;
   bool valid = false;
   std::string failure, placement;
@@ -118,13 +133,30 @@ std::vector<ProducerTimes> produce(proxy::cuda::GpuProxyRig& rig, uint32_t rings
   return out;
 }
 
+// Rings a worker serves at most (ring r goes to worker r % T).
+uint64_t rings_per_worker(const RateConfig& c, const Point& p) { return (c.rings + p.workers - 1) / p.workers; }
+
+// Messages per ring: the run's share, cut where the worker queues hold the run to what they hold.
+uint64_t messages_per_ring(const RateConfig& c, const Point& p) {
+  const uint64_t share = std::max<uint64_t>(1, c.messages / c.rings);
+  return p.holds_run ? std::min<uint64_t>(share, MAX_WORKER_SQ_WQEBBS / rings_per_worker(c, p)) : share;
+}
+
+// WQEBBs of each worker QP's send queue: the rig's default, or the run's largest worker share.
+uint32_t worker_sq_wqebbs(const RateConfig& c, const Point& p) {
+  if (!p.holds_run) return proxy::cuda::WORKER_SQ_WQEBBS;
+  uint32_t depth = proxy::cuda::WORKER_SQ_WQEBBS;
+  while (depth < rings_per_worker(c, p) * messages_per_ring(c, p)) depth *= 2;
+  return depth;
+}
+
 PointRun run_point(const RateConfig& c, const Point& p) {
-  const uint64_t per_ring = std::max<uint64_t>(1, c.messages / c.rings);
+  const uint64_t per_ring = messages_per_ring(c, p);
   const uint64_t total = per_ring * c.rings;
   proxy::ProxyConfig config = proxy::cuda::tuned_gpu_proxy(p.workers, c.rings, p.batch, c.ring_entries);
   config.cores = c.cores;
   proxy::cuda::GpuProxyRig rig(config, total * 8, c.counters, c.device,
-                               proxy::cuda::engine_per_worker(p.workers, c.nic_profile));
+                               proxy::cuda::engine_per_worker(p.workers, c.nic_profile), worker_sq_wqebbs(c, p));
   auto* source = reinterpret_cast<uint64_t*>(rig.a.host);
   const auto* destination = reinterpret_cast<const uint64_t*>(rig.b.host);
   for (uint64_t i = 0; i < total; ++i) source[i] = i + 1;
@@ -137,6 +169,10 @@ PointRun run_point(const RateConfig& c, const Point& p) {
   for (const proxy::WorkerStats& s : rig.proxy->stats()) {
     descriptors += s.descriptors, posts += s.posts, passes += s.passes, busy += s.busy_passes, full += s.full_passes;
     run.clocks.push_back(proxy::read_cpu_clock_state(s.core));
+    if (s.stamped_ns) run.posting_mmsgs += double(s.stamped_descriptors) * 1e3 / double(s.stamped_ns);
+  }
+  for (const auto& qp : rig.qps) {
+    run.deepest_backlog = std::max(run.deepest_backlog, rig.softnic->counters(qp->qpn()).deepest_backlog);
   }
   run.passes.chain = posts ? double(descriptors) / double(posts) : 0;
   run.passes.busy_percent = passes ? 100.0 * double(busy) / double(passes) : 0;
@@ -163,12 +199,17 @@ PointRun run_point(const RateConfig& c, const Point& p) {
 
 // The host's cores first: T workers and T engine threads spin, so beyond the cores the point
 // measures the scheduler.
-std::string bottleneck(const Point& p, double rate, double ceiling, const gpu::WorkerPasses& passes,
-                       const softnic::TimingProfile& profile) {
+// A held run (Point::holds_run): how far the host engine fell behind the workers over the run
+// (rate_bound.h), as gpu-rate's held rows; the workers' passes cannot say it, none waited for room.
+std::string bottleneck(const RateConfig& c, const Point& p, double rate, double ceiling,
+                       const gpu::WorkerPasses& passes, uint64_t deepest, const softnic::TimingProfile& profile) {
   const uint32_t cores = this_machine().usable_cores, spinning = 2 * p.workers;
   if (spinning > cores) {
     return "host cores: " + std::to_string(spinning) + " spinning threads (" + std::to_string(p.workers) +
            " workers, " + std::to_string(p.workers) + " softnic engine threads) on " + std::to_string(cores) + " cores";
+  }
+  if (p.holds_run) {
+    return gpu::held_run_bottleneck(rate, ceiling, deepest, rings_per_worker(c, p) * messages_per_ring(c, p));
   }
   return gpu::proxy_bottleneck(rate, ceiling, passes, profile);
 }
@@ -176,12 +217,13 @@ std::string bottleneck(const Point& p, double rate, double ceiling, const gpu::W
 Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& runs) {
   Result r;
   r.experiment = "gpu-proxy-rate";
-  r.label = "T=" + std::to_string(p.workers) + " R=" + std::to_string(c.rings) + " B=" + std::to_string(p.batch);
+  r.label = "T=" + std::to_string(p.workers) + " R=" + std::to_string(c.rings) + " B=" + std::to_string(p.batch) +
+            (p.holds_run ? HOLDING : "");
   r.engine = "host-thread";
   r.placement = "host";
   r.submitter = "gpu-thread (mini-proxy producer), host workers";
   r.pe_layout = "1 GPU, host workers, 1 softnic, loopback QP per worker";
-  const uint64_t per_ring = std::max<uint64_t>(1, c.messages / c.rings);
+  const uint64_t per_ring = messages_per_ring(c, p);
   const softnic::TimingProfile profile = softnic::timing_profile(c.nic_profile);
   r.knobs = {{"path", "mini-proxy"},
              {"handoff", "tuned"},
@@ -194,9 +236,17 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
              {"ring_entries", std::to_string(c.ring_entries)},
              {"completion counters", proxy::cuda::to_string(c.counters)},
              {"engine_threads", std::to_string(p.workers)},
+             {"worker sq_wqebbs", std::to_string(worker_sq_wqebbs(c, p))},
+             {"posting_rate", p.holds_run
+                                  ? "the workers' own pace: each worker's send queue held its share of the run, so none "
+                                    "waited for room (clock read at the first post and every 64th, rates summed)"
+                                  : "the workers' pace between their first and last sampled posts, waits for send-queue "
+                                    "room included"},
              {"nic_profile", softnic::profile_name(profile)}};
   Metric rate{"message rate", "Mmsg/s", {}}, chain{"descriptors per post", "descriptors", {}},
-      busy{"worker busy passes", "%", {}}, full{"send queue full passes", "%", {}};
+      busy{"worker busy passes", "%", {}}, full{"send queue full passes", "%", {}},
+      posting{"posting rate", "Mmsg/s", {}}, backlog{"deepest backlog", "WQEBBs", {}};
+  uint64_t deepest = 0;
   std::string failures;
   r.payload_validated = true;
   for (size_t k = 0; k < runs.size(); ++k) {
@@ -207,15 +257,19 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
     chain.runs.push_back(summarize({run.passes.chain}));
     busy.runs.push_back(summarize({run.passes.busy_percent}));
     full.runs.push_back(summarize({run.passes.full_percent}));
+    if (run.posting_mmsgs > 0) posting.runs.push_back(summarize({run.posting_mmsgs}));
+    backlog.runs.push_back(summarize({double(run.deepest_backlog)}));
+    deepest = std::max(deepest, run.deepest_backlog);
   }
   const double ceiling = host_engine_ceiling(p.workers, p.workers, c.nic_profile);
-  r.metrics = {rate, chain, busy, full, Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}}};
+  r.metrics = {rate, chain, busy, full, Metric{"model ceiling", "Mmsg/s", {summarize({ceiling})}}, backlog};
+  if (!posting.runs.empty()) r.metrics.push_back(posting);
   if (profile.enabled && profile.message_rate_mps > 0) {
     r.metrics.push_back(Metric{"profile rate cap", "Mmsg/s", {summarize({profile.message_rate_mps})}});
   }
   if (!rate.runs.empty()) {
     const gpu::WorkerPasses median{chain.p50(), busy.p50(), full.p50()};
-    r.knobs.push_back({"bottleneck", bottleneck(p, rate.p50(), ceiling, median, profile)});
+    r.knobs.push_back({"bottleneck", bottleneck(c, p, rate.p50(), ceiling, median, deepest, profile)});
   }
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling)"});
@@ -226,14 +280,23 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
 }
 
 // The grid, then the batch sweep's points at T = 1 that the grid does not hold.
+// The grid, then the batch sweep's points at T = 1 that the grid does not hold, then the grid's
+// T = 1 points again with each worker queue holding the run (every point holds it under
+// --deep-queue, and none is repeated).
 std::vector<Point> points_of(const RateConfig& c) {
   std::vector<Point> points;
   for (uint64_t b : c.batches) {
-    for (uint64_t t : c.workers) points.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(b)});
+    for (uint64_t t : c.workers) points.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(b), c.deep});
   }
   for (uint64_t b : c.batch_sweep) {
-    const bool held = std::any_of(points.begin(), points.end(), [&](const Point& p) { return p.workers == 1 && p.batch == b; });
-    if (!held) points.push_back({1, static_cast<uint32_t>(b)});
+    const bool in_grid = std::any_of(points.begin(), points.end(), [&](const Point& p) { return p.workers == 1 && p.batch == b; });
+    if (!in_grid) points.push_back({1, static_cast<uint32_t>(b), c.deep});
+  }
+  if (c.deep) return points;
+  for (uint64_t b : c.batches) {
+    if (std::find(c.workers.begin(), c.workers.end(), 1u) != c.workers.end()) {
+      points.push_back({1, static_cast<uint32_t>(b), true});
+    }
   }
   return points;
 }
@@ -249,6 +312,10 @@ RateConfig read_config(const Arguments& a) {
   c.ring_entries = static_cast<uint32_t>(a.power_of_two("ring-entries", 1024, 1u << 20, flag_help::RING_ENTRIES));
   c.messages = a.integer("messages", quick ? 1u << 19 : 1u << 21, 1024, 1ull << 28, "8 B messages per point and run, all producers");
   c.runs = static_cast<uint32_t>(a.integer("runs", quick ? 1 : 3, 1, 100, flag_help::RUNS));
+  c.deep = a.flag("deep-queue",
+                  "size every worker QP's send queue to hold its share of the run (at most 32,768 WQEBBs, "
+                  "the run cut to fit): no worker waits for room, so the posting rate is the workers' own pace "
+                  "(without it the grid's T = 1 points are repeated that way)");
   const std::string counters = a.choice("counters", "host", {"host", "gpu"},
                                         "completion counters in mapped host memory or GPU-preferred managed memory");
   c.counters = counters == "gpu" ? proxy::cuda::CounterPlacement::gpu : proxy::cuda::CounterPlacement::host;

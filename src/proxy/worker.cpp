@@ -8,6 +8,7 @@
 
 #include "dissect/common/error.h"
 #include "dissect/common/atomic.h"
+#include "dissect/common/clock.h"
 #include "dissect/common/wait.h"
 #include "consumer.h"
 
@@ -153,8 +154,17 @@ uint32_t Worker::service(uint32_t index) {
   const uint64_t end = poster_->post(items_.data(), count);
   chains_[chains_head_ % chains_.size()] = PostedChain{index, count, end};
   ++chains_head_;
-  descriptors_.fetch_add(count, std::memory_order_relaxed);
-  posts_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t descriptors = descriptors_.fetch_add(count, std::memory_order_relaxed) + count;
+  const uint64_t posts = posts_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (posts % POST_STAMP_PERIOD == 1) {  // the first post, then every POST_STAMP_PERIOD-th
+    const uint64_t now = now_ns();
+    if (posts == 1) {
+      first_stamp_ns_.store(now, std::memory_order_relaxed);
+      first_stamp_descriptors_.store(descriptors, std::memory_order_relaxed);
+    }
+    last_stamp_ns_.store(now, std::memory_order_relaxed);
+    last_stamp_descriptors_.store(descriptors, std::memory_order_relaxed);
+  }
   return count;
 }
 
@@ -232,6 +242,9 @@ WorkerStats Worker::stats() const {
   st.busy_passes = busy_passes_.load(std::memory_order_relaxed);
   st.full_passes = full_passes_.load(std::memory_order_relaxed);
   st.bad_descriptors = bad_.load(std::memory_order_relaxed);
+  st.stamped_descriptors = last_stamp_descriptors_.load(std::memory_order_relaxed) -
+                           first_stamp_descriptors_.load(std::memory_order_relaxed);
+  st.stamped_ns = last_stamp_ns_.load(std::memory_order_relaxed) - first_stamp_ns_.load(std::memory_order_relaxed);
   return st;
 }
 

@@ -65,6 +65,9 @@ class Worker {
   int core_ = -1;
   std::string placement_;
   std::atomic<uint64_t> descriptors_{0}, posts_{0}, passes_{0}, busy_passes_{0}, full_passes_{0}, bad_{0};
+  // The first post's clock and descriptor count, and the last sampled post's (WorkerStats).
+  std::atomic<uint64_t> first_stamp_ns_{0}, first_stamp_descriptors_{0}, last_stamp_ns_{0},
+      last_stamp_descriptors_{0};
 };
 
 }  // namespace dissect::proxy

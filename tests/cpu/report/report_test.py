@@ -367,6 +367,30 @@ class GpuProducerRules(unittest.TestCase):
                 self.rate_row("gpu-proxy-rate", 1, 16, 11.0, "NIC model: the softnic host engine (rate >= 80 %)")]
         self.assertEqual(verdict_of(rows, self.CHAINING).verdict, fidelity.NOT_MEASURABLE)
 
+    def held_rate_row(self, batch, rate, posting):
+        row = self.rate_row("gpu-proxy-rate", 1, batch, rate, "NIC model (the send queue held the run, so no "
+                            "submitter waited for room; it fell 20000 WQEBBs behind on the fullest QP)")
+        row["label"] += fidelity.HOLDING
+        row["knobs"]["posting_rate"] = "the workers' own pace: each worker's send queue held its share of the run"
+        row["metrics"].append({"name": "posting rate", "unit": "Mmsg/s", "p50": posting, "spread": 0, "runs": []})
+        return row
+
+    def test_figure7_chaining_read_from_the_workers_posting_rates_where_their_queues_held_the_run(self):
+        rows = [self.rate_row("gpu-proxy-rate", 1, 1, 5.0),
+                self.rate_row("gpu-proxy-rate", 1, 16, 13.0, "NIC model: the softnic host engine (send queue full)"),
+                self.held_rate_row(1, 4.9, 5.0), self.held_rate_row(16, 12.0, 27.5)]
+        v = verdict_of(rows, self.CHAINING)
+        self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
+        self.assertIn("5.50×", v.ours)
+        self.assertIn("the host engine carried 12.000 at B = 16", v.ours)
+        self.assertEqual(verdict_of(rows[:2], self.CHAINING).verdict, fidelity.NOT_MEASURABLE)
+
+    def test_figure7_workers_leave_the_held_repeats_out_of_the_series(self):
+        rows = [self.rate_row("gpu-proxy-rate", t, b, t * (5.0 if b == 16 else 1.0)) for t in (1, 8) for b in (1, 16)]
+        rows += [self.held_rate_row(1, 0.5, 1.0), self.held_rate_row(16, 0.5, 9.0)]
+        v = verdict_of(rows, self.WORKERS)
+        self.assertIn("T = 1→8 8.0×", v.ours)
+
     def test_figure7_workers_name_the_top_point_beside_the_paper(self):
         rows = [self.rate_row("gpu-proxy-rate", t, b, t * (5.0 if b == 16 else 1.0)) for t in (1, 8) for b in (1, 16)]
         rows.append(self.rate_row("gpu-proxy-rate", 1, 4, 3.0))  # a batch-sweep point alone: not a series
