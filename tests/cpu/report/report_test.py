@@ -367,9 +367,12 @@ class GpuProducerRules(unittest.TestCase):
                 self.rate_row("gpu-proxy-rate", 1, 16, 11.0, "NIC model: the softnic host engine (rate >= 80 %)")]
         self.assertEqual(verdict_of(rows, self.CHAINING).verdict, fidelity.NOT_MEASURABLE)
 
-    def held_rate_row(self, batch, rate, posting):
-        row = self.rate_row("gpu-proxy-rate", 1, batch, rate, "NIC model (the send queue held the run, so no "
-                            "submitter waited for room; it fell 20000 WQEBBs behind on the fullest QP)")
+    def held_rate_row(self, batch, rate, posting, kept_up=None):
+        kept_up = batch == 1 if kept_up is None else kept_up
+        bound = ("submitter (the send queue held the run, so no submitter waited for room; at most 256 WQEBBs "
+                 "waited on any QP)" if kept_up else "NIC model (the send queue held the run, so no submitter "
+                 "waited for room; it fell 20000 WQEBBs behind on the fullest QP)")
+        row = self.rate_row("gpu-proxy-rate", 1, batch, rate, bound)
         row["label"] += fidelity.HOLDING
         row["knobs"]["posting_rate"] = "the workers' own pace: each worker's send queue held its share of the run"
         row["metrics"].append({"name": "posting rate", "unit": "Mmsg/s", "p50": posting, "spread": 0, "runs": []})
@@ -384,6 +387,9 @@ class GpuProducerRules(unittest.TestCase):
         self.assertIn("5.50×", v.ours)
         self.assertIn("the host engine carried 12.000 at B = 16", v.ours)
         self.assertEqual(verdict_of(rows[:2], self.CHAINING).verdict, fidelity.NOT_MEASURABLE)
+        # A B = 1 pace taken where the engine fell behind (fewer chains retired): the grid's rows.
+        rows[2] = self.held_rate_row(1, 4.9, 9.0, kept_up=False)
+        self.assertEqual(verdict_of(rows, self.CHAINING).verdict, fidelity.NOT_MEASURABLE)
 
     def test_figure7_workers_leave_the_held_repeats_out_of_the_series(self):
         rows = [self.rate_row("gpu-proxy-rate", t, b, t * (5.0 if b == 16 else 1.0)) for t in (1, 8) for b in (1, 16)]
