@@ -61,10 +61,6 @@ struct Point {
   bool holds_run = false;
 };
 
-// Rows whose worker send queues held their runs (as gpu-rate's, rate.cu).
-constexpr const char* HOLDING = ", queue holding the run";
-constexpr uint32_t MAX_WORKER_SQ_WQEBBS = 32768;
-
 struct PointRun {
   double mmsgs = 0;
   double posting_mmsgs = 0;    // the workers' own paces (WorkerStats::stamped_*), summed
@@ -139,14 +135,16 @@ uint64_t rings_per_worker(const RateConfig& c, const Point& p) { return (c.rings
 // Messages per ring: the run's share, cut where the worker queues hold the run to what they hold.
 uint64_t messages_per_ring(const RateConfig& c, const Point& p) {
   const uint64_t share = std::max<uint64_t>(1, c.messages / c.rings);
-  return p.holds_run ? std::min<uint64_t>(share, MAX_WORKER_SQ_WQEBBS / rings_per_worker(c, p)) : share;
+  return p.holds_run ? std::min<uint64_t>(share, gpu::MAX_SQ_WQEBBS / rings_per_worker(c, p)) : share;
 }
 
-// WQEBBs of each worker QP's send queue: the rig's default, or the run's largest worker share.
+// The run's largest worker share, WQEBBs (an 8 B write is one).
+uint64_t worker_run_wqebbs(const RateConfig& c, const Point& p) { return rings_per_worker(c, p) * messages_per_ring(c, p); }
+
+// WQEBBs of each worker QP's send queue: the rig's default, or deep enough for its share of the run.
 uint32_t worker_sq_wqebbs(const RateConfig& c, const Point& p) {
-  if (!p.holds_run) return proxy::cuda::WORKER_SQ_WQEBBS;
   uint32_t depth = proxy::cuda::WORKER_SQ_WQEBBS;
-  while (depth < rings_per_worker(c, p) * messages_per_ring(c, p)) depth *= 2;
+  while (p.holds_run && depth < worker_run_wqebbs(c, p)) depth *= 2;
   return depth;
 }
 
@@ -209,7 +207,7 @@ std::string bottleneck(const RateConfig& c, const Point& p, double rate, double 
            " workers, " + std::to_string(p.workers) + " softnic engine threads) on " + std::to_string(cores) + " cores";
   }
   if (p.holds_run) {
-    return gpu::held_run_bottleneck(rate, ceiling, deepest, rings_per_worker(c, p) * messages_per_ring(c, p));
+    return gpu::held_run_bottleneck(rate, ceiling, deepest, worker_run_wqebbs(c, p));
   }
   return gpu::proxy_bottleneck(rate, ceiling, passes, profile);
 }
@@ -218,7 +216,7 @@ Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& 
   Result r;
   r.experiment = "gpu-proxy-rate";
   r.label = "T=" + std::to_string(p.workers) + " R=" + std::to_string(c.rings) + " B=" + std::to_string(p.batch) +
-            (p.holds_run ? HOLDING : "");
+            (p.holds_run ? gpu::HOLDING : "");
   r.engine = "host-thread";
   r.placement = "host";
   r.submitter = "gpu-thread (mini-proxy producer), host workers";

@@ -36,11 +36,6 @@ struct Table5Row {
   bool holds_run = false;
 };
 
-// The rows of one QP that compare sharing strategies (§4.3.1), again with each send queue holding
-// the run: one cooperative warp outruns the NIC model on one QP (stop 44), so its message rate is
-// the model's, and the strategies are compared by what the submitters post.
-constexpr const char* HOLDING = ", queue holding the run";
-
 // The paper's rows (Table 5, P-IB), in its order; † is handoff at batch 1, ∗ handoff at 32.
 const Table5Row TABLE5[] = {
     {"one thread, 1 QP, batch 1", 1, 1, 1, 1, "exclusive"},
@@ -51,6 +46,9 @@ const Table5Row TABLE5[] = {
     {"256 threads, 1 QP, slots handed off per thread (∗)", 256, 1, 1, 32, "handoff"},
     {"32 threads, 1 QP, cooperative (‡)", 32, 1, 1, 32, "cooperative"},
     {"256 threads, 1 QP, cooperative (‡)", 256, 1, 1, 32, "cooperative"},
+    // The rows of one QP that compare sharing strategies (§4.3.1) again, each send queue holding the
+    // run: one cooperative warp outruns the NIC model on one QP (stop 44), so its message rate is the
+    // model's, and the strategies are compared by what the submitters post.
     {"one thread, 1 QP, batch 1", 1, 1, 1, 1, "exclusive", "direct", true},
     {"256 threads, 1 QP, slots handed off per thread (∗)", 256, 1, 1, 32, "handoff", "direct", true},
     {"32 threads, 1 QP, cooperative (‡)", 32, 1, 1, 32, "cooperative", "direct", true},
@@ -109,7 +107,7 @@ std::vector<TelemetryMode> parse_telemetry_modes(const std::string& list) {
 std::string row_label(const RateConfig& c);
 
 std::string row_label_of(const Table5Row& row, const RateConfig& c) {
-  return (row.label ? row.label : row_label(c)) + (row.holds_run ? HOLDING : "");
+  return (row.label ? row.label : row_label(c)) + (row.holds_run ? gpu::HOLDING : "");
 }
 
 std::string row_label(const RateConfig& c) {

@@ -12,6 +12,14 @@ namespace dissect::bench::gpu {
 // deepest: the most WQEBBs any QP's NIC model held announced and not yet executed when one of its
 // windows opened (ModelCounters::deepest_backlog), over the run; limit: the most a QP's submitters may leave
 // outstanding before they wait for completions (the send queue, or a library's own bound).
+// The deepest send queue a rate run asks for, WQEBBs (nic::QpAttributes::sq_wqebbs's limit): where
+// a run's queues are to hold it whole (gpu-rate, gpu-proxy-rate --deep-queue), it is cut to this.
+inline constexpr uint32_t MAX_SQ_WQEBBS = 32768;
+
+// The label suffix of a row whose send queues held its run (held_run_bottleneck), which the report
+// reads (scripts/dissect_report/fidelity.py, HOLDING).
+inline constexpr const char* HOLDING = ", queue holding the run";
+
 struct RateBacklog {
   uint64_t deepest = 0, limit = 0;
 };

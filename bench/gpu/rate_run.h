@@ -11,11 +11,9 @@
 
 #include "dissect/bench/experiment.h"
 #include "dissect/bench/results.h"
+#include "rate_bound.h"  // MAX_SQ_WQEBBS
 
 namespace dissect::bench::gpu {
-
-// The deepest send queue a rate run asks for (--sq-depth), WQEBBs.
-inline constexpr uint32_t MAX_SQ_WQEBBS = 32768;
 
 struct RateConfig {
   // mini-gda | gdaki | nvshmem-ibgda: whose device code posts (peer_rate.h). A library's path runs
