@@ -165,8 +165,8 @@ TEST(ConnectionState, TinyCacheMissesAreCountedAndEachCostsThePipeOfTheNicThatMi
   // Each NIC's pipe, claimed from t0 on, carries at least its misses x its miss cost (a claim
   // never lags the clock, then adds its cost), and never ends after the run but for one send
   // miss: every window waits for its claim (and for the responder's), so the clock passes both,
-  // except that these one-WQE windows are lone windows, whose send lookup follows the CQE
-  // (charge_connection_state: its miss delays the NIC's next message, not this one).
+  // except that these one-WQE windows are lone windows, whose send lookup ends after the CQE
+  // (charge_send_lookup: its miss delays the NIC's next message, not this one).
   const uint64_t t1 = dissect::now_ns();
   EXPECT_GE(pipe_ns(*rig.a), t0 + a.send_misses * kSendMissNs);
   EXPECT_LE(pipe_ns(*rig.a), t1 + kSendMissNs);
@@ -201,6 +201,104 @@ TEST(ConnectionState, EachMissAddsItsCostToThePipeOfTheNicThatMissed) {
   EXPECT_EQ(a.context_cache.send_misses, 1u);
   EXPECT_EQ(b.context_cache.receive_lookups, 2u);
   EXPECT_EQ(b.context_cache.receive_misses, 1u);
+}
+
+// A lookup in halves (a lone window's: begun at the hold, ended after the CQE) counts and costs
+// what one made at once does; a DCI's new destination is a miss whatever the slot held.
+TEST(ConnectionState, ALookupInHalvesIsOneLookup) {
+  const sn::TimingProfile p = model(2);
+  sn::NicTables a{};
+  std::vector<uint32_t> tags(2, 0);
+  a.profile = p;
+  a.qp_cache = tags.data();
+  const sn::SendLookup cold = sn::begin_send_lookup(&a, a.qp_cache, p, 0x100);
+  EXPECT_EQ(a.context_cache.send_lookups, 0u) << "counted when it ends";
+  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, cold), kSendMissNs * sn::PIPE_UNITS_PER_NS);
+  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, sn::begin_send_lookup(&a, a.qp_cache, p, 0x100)), 0) << "a hit";
+  EXPECT_EQ(a.context_cache.send_lookups, 2u);
+  EXPECT_EQ(a.context_cache.send_misses, 1u);
+  sn::NicTables target{};
+  target.nic_id = 3;
+  uint32_t destination = 0;
+  sn::end_send_lookup(&a, sn::begin_dc_send_lookup(a, a.qp_cache, p, 0x200, &destination, target, 7));
+  EXPECT_EQ(destination, 7u ^ (3u << 20));
+  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, sn::begin_dc_send_lookup(a, a.qp_cache, p, 0x200, &destination, target, 7)), 0)
+      << "the same DCT again: a hit";
+  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, sn::begin_dc_send_lookup(a, a.qp_cache, p, 0x200, &destination, target, 8)),
+                   kSendMissNs * sn::PIPE_UNITS_PER_NS)
+      << "a new destination: the DCI's context set up again";
+  sn::TimingProfile no_cost = p;
+  no_cost.send_context_miss_ns = 0;
+  const sn::SendLookup none = sn::begin_send_lookup(&a, a.qp_cache, no_cost, 0x300);
+  EXPECT_EQ(none.miss_ns, 0u);
+  EXPECT_DOUBLE_EQ(sn::end_send_lookup(nullptr, none), 0) << "none made: nothing counted, nothing read";
+  EXPECT_EQ(a.context_cache.send_lookups, 5u);
+}
+
+// A claim's rest (pipe.h): a prepaid message stage is taken whole and only the rest is claimed; a
+// claim given back leaves the pipe's word where it was. On a pipe ahead of the clock, so that the
+// claims' fetch_max changes nothing.
+TEST(ConnectionState, APrepaidClaimIsDeductedAndAReturnedOneUndone) {
+  uint64_t pipe = (dissect::now_ns() + 60'000'000'000ull) * sn::PIPE_UNITS_PER_NS;
+  const uint64_t ahead = pipe;
+  const sn::PipeClaim message = sn::begin_pipe_claim<dissect::Scope::system>(&pipe, 16);
+  EXPECT_EQ(message.before, ahead);
+  EXPECT_EQ(sn::claim_end_ns(message), (ahead + 16) / sn::PIPE_UNITS_PER_NS);
+  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 16.5, message), sn::claim_end_ns(message))
+      << "the message stage alone: nothing more claimed";
+  EXPECT_EQ(pipe, ahead + 16);
+  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 0, message), sn::claim_end_ns(message))
+      << "a failed WQE: its fetch's message stands";
+  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 100, message), (ahead + 100) / sn::PIPE_UNITS_PER_NS)
+      << "a longer payload: the link's rest claimed after it";
+  EXPECT_EQ(pipe, ahead + 100);
+  const sn::PipeClaim given = sn::begin_pipe_claim<dissect::Scope::system>(&pipe, 40);
+  sn::return_pipe_claim<dissect::Scope::system>(&pipe, given);
+  EXPECT_EQ(pipe, ahead + 100);
+  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 8, sn::PipeClaim{}), (ahead + 108) / sn::PIPE_UNITS_PER_NS)
+      << "nothing prepaid: one claim, as claim_pipe";
+}
+
+// Lone windows claim a message's share of the pipe before reading the WQE (lone.h): one lone 8 B
+// write, and one pointer write of 4 KiB that the express window takes (so the lone window gives
+// its claim back), each holds the pipe for one message, not two. Sequential writes each wait for
+// their claim, so N of them take N message times and the pipe's word ends near the clock; a
+// message claimed twice would take 2N.
+TEST(ConnectionState, ALoneWindowClaimsItsMessageOnce) {
+  constexpr uint64_t kMessageNs = 10'000'000;  // 10 ms: far above the engine's own time a write
+  constexpr uint32_t kWrites = 3;
+  sn::TimingProfile p{};
+  std::snprintf(p.name, sizeof p.name, "test-pipe");
+  p.enabled = 1;
+  p.message_rate_mps = 1e3 / kMessageNs;
+  for (const uint32_t length : {8u, 4096u}) {
+    Rig rig(p, 1, 4096 / 8);
+    std::vector<uint8_t> source(length, 0x5a);
+    const nic::MemoryRegion local = rig.pd_a->register_memory(source.data(), source.size(), nic::ACCESS_ALL);
+    const uint64_t to = reinterpret_cast<uintptr_t>(rig.destination.data());
+    const uint64_t t0 = dissect::now_ns();
+    for (uint32_t k = 0; k < kWrites; ++k) {
+      uint64_t end = 0;
+      const gda::Status posted =
+          length == 8 ? gda::put_value<Policy>(rig.requesters[0]->handle(), k + 1, 8, to, rig.mr.rkey,
+                                               gda::Completion::signaled, &end)
+                      : gda::put<Policy>(rig.requesters[0]->handle(),
+                                         gda::WriteRequest{reinterpret_cast<uintptr_t>(source.data()), local.lkey,
+                                                           length, to, rig.mr.rkey},
+                                         gda::Completion::signaled, &end);
+      ASSERT_EQ(posted, gda::Status::ok);
+      ASSERT_EQ((gda::wait_completion<Policy, gda::Sharing::exclusive>(rig.requesters[0]->handle(), end)),
+                gda::Status::ok);
+    }
+    const uint64_t claimed = pipe_ns(*rig.a) - t0;
+    EXPECT_GE(claimed, kWrites * kMessageNs) << length << " B: every write held the pipe";
+    EXPECT_LT(claimed, kWrites * kMessageNs * 3 / 2) << length << " B: a write claimed its message twice";
+    if (length == 8) {
+      EXPECT_EQ(*reinterpret_cast<const uint64_t*>(rig.destination.data()), kWrites);
+    } else {
+      EXPECT_EQ(rig.destination[length - 1], 0x5a);
+    }
+  }
 }
 
 TEST(ConnectionState, ACacheAsLargeAsTheQpSetMissesOnlyCold) {
