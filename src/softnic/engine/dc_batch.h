@@ -439,12 +439,7 @@ DISSECT_HD inline uint32_t dc_lone_body(Window& w, QpCopy& copy, QpContext& qp, 
     f.stage = IN_FLIGHT_PAYLOAD;
     // In place (release_now) before the retirement and the DCT's counters: relaxed adds, which the
     // CQE's release would otherwise wait for.
-    const bool in_place = release_now(w);
-    note_held_lookup(f, lookup, const_cast<NicTables*>(&local), in_place);
-    if (in_place) {
-      release_in_place<Completion>(w);
-      charge_send_lookup(const_cast<NicTables*>(&local), lookup);
-    }
+    release_or_hand_over<Completion>(w, lookup, const_cast<NicTables*>(&local));
   } else if (wants_cqe) {
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     mlx5_cqe64 cqe;

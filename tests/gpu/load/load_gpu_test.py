@@ -4,9 +4,11 @@
   load_paced  both paths, reserved probe, 2 background CTAs paced to 1 Mmsg/s: the carried rate
               stays within 0.5-1.5x of the target (the pacer is neither ignored nor stalled)
   goodput     both paths at 8 B and 4 KiB: goodput rows with the reference and the 90 % point
-  proxy_rate  gpu-proxy-rate at T = 1, 2 and B = 1, 4 on 4 rings, with a batch sweep point: every
+  proxy_rate  gpu-proxy-rate at T = 1, 2 and B = 1, 4 on 4 rings, with a batch sweep point, and the
+              grid's T = 1 points repeated with each worker queue holding the run: every
               destination word checked, chains within 1..B (exactly 1 at B = 1), the ceiling and
-              the bottleneck on every row, each worker's clock state recorded
+              the bottleneck on every row, each worker's clock state recorded; the held rows'
+              posting rate (the workers' own pace) and the model's deepest backlog
 
 Every row must validate its payload. Exit 77 (skipped) without a CUDA device."""
 import json
@@ -86,9 +88,17 @@ if case.startswith("load"):
     if {r["knobs"]["path"] for r in results} != {"mini-gda", "mini-proxy"}:
         failures.append("both paths expected")
 elif case == "proxy_rate":
+    HOLDING = ", queue holding the run"  # bench/gpu/rate_bound.h
     labels = sorted(r["label"] for r in results)
-    if labels != sorted(["T=1 R=4 B=1", "T=2 R=4 B=1", "T=1 R=4 B=4", "T=2 R=4 B=4", "T=1 R=4 B=2"]):
+    if labels != sorted(["T=1 R=4 B=1", "T=2 R=4 B=1", "T=1 R=4 B=4", "T=2 R=4 B=4", "T=1 R=4 B=2",
+                         "T=1 R=4 B=1" + HOLDING, "T=1 R=4 B=4" + HOLDING]):
         failures.append(f"rows {labels}")
+    for r in results:
+        if not r["label"].endswith(HOLDING):
+            continue
+        posting, backlog = metric(r, "posting rate"), metric(r, "deepest backlog")
+        if posting is None or not posting["p50"] > 0 or backlog is None or "worker sq_wqebbs" not in r["knobs"]:
+            failures.append(f"{r['label']}: posting rate, deepest backlog or worker sq_wqebbs missing")
     for r in results:
         k, batch = r["knobs"], int(r["knobs"]["batch (B)"])
         rate, chain = metric(r, "message rate"), metric(r, "descriptors per post")
