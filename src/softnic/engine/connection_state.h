@@ -77,48 +77,15 @@ DISSECT_HD inline bool lookup_context(NicTables& nic, uint32_t* tags, uint32_t e
   return miss;
 }
 
-// A requester lookup in two halves: the exchange issued as soon as the WQE is known to move, the
-// count and a miss's cost read after (a lone window's after its CQE: lone.h, dc_batch.h), so that
-// the exchange's round trip overlaps the WQE's pacing rather than following the CQE, and a hit
-// ends in the counter's reduction, no out-of-line call. `miss_ns` 0: nothing looked up (no cache
-// or no send miss cost).
-struct SendLookup {
-  uint32_t before;     // the tag the exchange replaced in the context's slot
-  uint32_t qpn;        // the requester QP's (or DCI's) number
-  uint32_t miss_ns;    // the profile's send_context_miss_ns; 0: none made
-  uint32_t reconnect;  // a DCI's new destination: its context set up again, a miss whatever the tag
-};
-
-// `local` is the requester's NIC, the engine's own (its cache at TABLE_SCOPE); `tags`:
-// local.qp_cache (a copy the caller holds: reading it from the table header is a round trip).
-DISSECT_HD inline SendLookup begin_send_lookup(const NicTables* local, uint32_t* tags, const TimingProfile& p,
-                                               uint32_t qpn) {
-  if (local == nullptr || tags == nullptr || p.qp_cache_entries == 0 || p.send_context_miss_ns == 0) {
-    return SendLookup{0, qpn, 0, 0};
-  }
-  return SendLookup{exchange<TABLE_SCOPE>(&tags[cache_slot(qpn, p.qp_cache_entries)], qpn), qpn,
-                    p.send_context_miss_ns, 0};
-}
-
-// Counts the lookup at `local`; returns the pipe units of its miss (0: a hit, or none made).
-DISSECT_HD inline double end_send_lookup(NicTables* local, const SendLookup& l) {
-  if (l.miss_ns == 0) return 0;
-  const bool miss = l.before != l.qpn || l.reconnect != 0;
-  count_lookup<TABLE_SCOPE>(*local, false, miss);
-  return miss ? static_cast<double>(l.miss_ns) * PIPE_UNITS_PER_NS : 0;
-}
-
-// The requester side, at once: `local_units` grows by a send miss.
+// The requester side: `local_units` grows by a send miss. `local` is the requester's NIC, the
+// engine's own: its cache and counters at TABLE_SCOPE.
+// `tags`: local.qp_cache (a copy the caller holds: reading it from the table header is a round trip).
 DISSECT_HD inline void send_processing(NicTables& local, uint32_t* tags, const TimingProfile& p, uint32_t qpn,
                                        double* local_units) {
-  *local_units += end_send_lookup(&local, begin_send_lookup(&local, tags, p, qpn));
-}
-
-// A lookup ended after its WQE's CQE (a lone window's): a miss claims its cost of the requester's
-// pipe, so it delays the NIC's later messages rather than this one.
-DISSECT_HD inline void charge_send_lookup(NicTables* local, const SendLookup& l) {
-  const double units = end_send_lookup(local, l);
-  if (units > 0) claim_pipe<TABLE_SCOPE>(&local->pipe_busy_until, static_cast<uint64_t>(units));
+  if (p.send_context_miss_ns == 0 || tags == nullptr) return;
+  if (lookup_context<TABLE_SCOPE>(local, tags, p.qp_cache_entries, qpn, false)) {
+    *local_units += static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS;
+  }
 }
 
 // The responder side of `messages` messages to context `number` on `responder` (as this engine
@@ -157,29 +124,25 @@ DISSECT_HD inline uint64_t receive_processing(NicTables& responder, const NicTab
 DISSECT_HD inline uint32_t dc_responder_key(uint32_t initiator_nic, uint32_t dci_qpn, uint32_t dctn) {
   return 0x80000000u | ((initiator_nic * 0x9E3779B1u ^ dci_qpn * 0x85EBCA77u ^ dctn * 0xC2B2AE3Du) & 0x7fffffffu);
 }
-// The DCI's lookup at its own NIC, for a WRITE to DCT `dctn` of `target` (begin_send_lookup's
-// halves): a miss, or a new destination (the context set up again). `destination`: the DCI's
-// current target (QpContext::dc_destination), updated here. `tags`: local.qp_cache; `p`: local's
-// profile (a copy the caller holds, as the engine's Window does).
-DISSECT_HD inline SendLookup begin_dc_send_lookup(const NicTables& local, uint32_t* tags, const TimingProfile& p,
-                                                  uint32_t dci_qpn, uint32_t* destination, const NicTables& target,
-                                                  uint32_t dctn) {
-  const uint32_t to = dctn ^ (target.nic_id << 20);
-  SendLookup l = begin_send_lookup(&local, tags, p, dci_qpn);
-  l.reconnect = *destination != to;
-  *destination = to;
-  return l;
-}
-
-// Pipe units of the DCI's send miss (0 for a hit), counted.
+// The DCI's context at its own NIC, for a WRITE to DCT `dctn` of `target`: pipe units of a send
+// miss (a miss, or a new destination: the context set up again; 0 for a hit). `destination`: the
+// DCI's current target (QpContext::dc_destination), updated here.
+// `tags`: local.qp_cache, as send_processing's.
 DISSECT_HD inline double dc_send_lookup(NicTables& local, uint32_t* tags, uint32_t dci_qpn, uint32_t* destination,
                                         const NicTables& target, uint32_t dctn) {
-  return end_send_lookup(&local, begin_dc_send_lookup(local, tags, local.profile, dci_qpn, destination, target, dctn));
+  const TimingProfile& p = local.profile;
+  const uint32_t to = dctn ^ (target.nic_id << 20);
+  const bool reconnect = *destination != to;
+  *destination = to;
+  if (p.send_context_miss_ns == 0 || tags == nullptr) return 0;
+  const bool miss = !install_context<TABLE_SCOPE>(tags, p.qp_cache_entries, dci_qpn) || reconnect;
+  count_lookup<TABLE_SCOPE>(local, false, miss);
+  return miss ? static_cast<double>(p.send_context_miss_ns) * PIPE_UNITS_PER_NS : 0;
 }
 
 // Returns when the claimed pipes (the DCI's NIC's and, for another NIC, the target's receive side)
 // let the payload move, in ns; the caller waits (dc_timing.h). `send`: the DCI's lookup now; false
-// for a DC lone window, which ends it after its CQE (charge_send_lookup).
+// for a DC lone window, which makes it after its CQE (dc_charge_send_lookup).
 DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, uint32_t dci_qpn,
                                                             uint32_t* destination, NicTables& target,
                                                             uint32_t dctn, uint64_t bytes, bool send = true) {
@@ -192,6 +155,16 @@ DISSECT_HD inline DISSECT_COLD uint64_t dc_connection_state(NicTables& local, ui
     if (received > ready) ready = received;
   }
   return ready;
+}
+
+// A DC lone window's DCI lookup, after its CQE: a miss claims its cost of the local pipe, so it
+// delays the NIC's later messages rather than this one (the lookup's round trips off the latency
+// path, as RC's charge_connection_state).
+DISSECT_HD inline DISSECT_COLD void dc_charge_send_lookup(NicTables& local, uint32_t* tags, uint32_t dci_qpn,
+                                                          uint32_t* destination, const NicTables& target,
+                                                          uint32_t dctn) {
+  const double units = dc_send_lookup(local, tags, dci_qpn, destination, target, dctn);
+  if (units > 0) claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
 }
 
 }  // namespace dissect::softnic

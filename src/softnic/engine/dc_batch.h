@@ -290,7 +290,7 @@ DISSECT_HD DISSECT_COLD Served serve_dc_batch(const Lanes& lanes, Window& w, QpC
 // publishes the CQE and retires: one dependent round trip after the doorbell's, as RC's lone
 // window. Under a timing profile it is paced as one DC WRITE executed alone is (pace_dc_write:
 // the ring date, the connect rule, the pipes) and held for those dates, its DCI's context lookup
-// ended after its CQE (charge_send_lookup at the release), as RC's lone WQE is held (lone.h,
+// made after its CQE (dc_charge_send_lookup at the release), as RC's lone WQE is held (lone.h,
 // in_flight.h): DC - RC under a profile compares the two lone windows like for like. Any other WQE (a gather, a NOP, a bad ctrl, an overlapping copy, a
 // payload the warp copies) returns NOT_LONE without a side effect: the DC batch or serve_alone
 // takes it.
@@ -321,10 +321,8 @@ DISSECT_HD inline void store_dc_inline(uint8_t* out, uint64_t length, const uint
 // w.profile is enabled; a WRITE that passed its checks is then held (in_flight.h) for the dates
 // pace_dc_write gives its payload and, data_to_cqe later, its CQE (a failed one waits for nothing,
 // as in a DC batch).
-// `message`: its message stage of the pipe, claimed already under a profile (dc_lone_wqe).
 template <Scope Completion, bool Paced>
-DISSECT_HD inline uint32_t dc_lone_body(Window& w, QpCopy& copy, QpContext& qp, const NicTables& local,
-                                        const PipeClaim& message) {
+DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const NicTables& local) {
   using namespace mlx5;
   QpContext& v = copy.view;
   DcRoute& route = copy.dc_route;
@@ -406,13 +404,8 @@ DISSECT_HD inline uint32_t dc_lone_body(Window& w, QpCopy& copy, QpContext& qp, 
   mlx5_cqe64* entry = nullptr;
   uint32_t tail = 0;
   if (held) {
-    // Held (in_flight.h), as RC's lone WQE. The DCI's lookup first, its exchange's round trip
-    // overlapping the hold (ended after the CQE, as RC's: connection_state.h, SendLookup).
+    // Held (in_flight.h), as RC's lone WQE.
     InFlight& f = begin_hold(w);
-    const SendLookup lookup =
-        connection_model(w.profile)
-            ? begin_dc_send_lookup(local, w.qp_cache, w.profile, v.qpn, &v.dc_destination, *r.nic, address.dctn)
-            : SendLookup{};
     f.plan = plan;
     // The inline bytes from the WQEBBs' registers, at the hold's start: read again from the ring
     // after the pacing's atomics, they were one more L2 round trip on the latency path (the ring
@@ -432,14 +425,19 @@ DISSECT_HD inline uint32_t dc_lone_body(Window& w, QpCopy& copy, QpContext& qp, 
     const DcPaceTarget target{r.nic, r.dct, address.dctn,
                               dc_connection_tag(static_cast<uint32_t>(address.rlid) - 1u, address.dctn)};
     f.data_ns = pace_dc_write(w.profile, w.rates, const_cast<NicTables&>(local), v, start, wqebbs, target,
-                              plan.source != nullptr, plan.length, false, message);
+                              plan.source != nullptr, plan.length, false);
     qp.dc_connected = v.dc_connected;
-    qp.dc_destination = v.dc_destination;
     f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
+    f.lookup = connection_model(w.profile) ? IN_FLIGHT_DC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
+    f.local = const_cast<NicTables*>(&local);
+    f.copy_destination = &v.dc_destination;
+    f.qp_destination = &qp.dc_destination;
+    f.target = r.nic;
+    f.dctn = address.dctn;
     f.stage = IN_FLIGHT_PAYLOAD;
     // In place (release_now) before the retirement and the DCT's counters: relaxed adds, which the
     // CQE's release would otherwise wait for.
-    release_or_hand_over<Completion>(w, lookup, const_cast<NicTables*>(&local));
+    if (release_now(w)) release_in_place<Completion>(w);
   } else if (wants_cqe) {
     const uint64_t index = reserve_cqes(v.send_cq, 1);
     mlx5_cqe64 cqe;
@@ -478,19 +476,6 @@ DISSECT_HD inline uint32_t dc_lone_body(Window& w, QpCopy& copy, QpContext& qp, 
   atomicAdd(&engine_phase_cycles[15], 1ull);
 #endif
   return syndrome;
-}
-
-// The lone DC WRITE (dc_lone_body); paced, its message's share of the pipe claimed before its
-// WQEBBs are read, the round trips overlapping (window.h, claim_message_stage), and given back
-// when the WQE is another window's.
-template <Scope Completion, bool Paced>
-DISSECT_HD inline uint32_t dc_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const NicTables& local) {
-  if (!Paced) return dc_lone_body<Completion, false>(w, copy, qp, local, PipeClaim{});
-  uint64_t* const pipe = &const_cast<NicTables&>(local).pipe_busy_until;
-  const PipeClaim message = claim_message_stage(w.rates, pipe);
-  const uint32_t result = dc_lone_body<Completion, true>(w, copy, qp, local, message);
-  if (result == NOT_LONE) return_pipe_claim<TABLE_SCOPE>(pipe, message);
-  return result;
 }
 
 // A DCI's lone window (serve_window: open, in RTS, at most two WQEBBs announced): lane 0 executes

@@ -48,13 +48,12 @@ struct DcPaceTarget {
 // Inline: out of line, its call and return and its two loads of the target (the DCT's number and
 // its NIC's id, now in `target`) cost a DC lone window 0.3 us of put+completion under cx7-ib
 // (H100, 2026-12-06).
-// `connections` false (a DC lone window): the DCI's context lookup is the window's (begun at the
-// hold, ended after the CQE); the pipes and the target's receive side are claimed here. `prepaid`:
-// the message stage claimed before the WQE was read (claim_message_stage).
+// `connections` false (a DC lone window): the DCI's context lookup is left to
+// dc_charge_send_lookup after the CQE; the pipes and the target's receive side are claimed here.
 DISSECT_HD inline uint64_t pace_dc_write(const TimingProfile& p, const PipeRates& rates, NicTables& local,
                                          QpContext& qp, uint64_t start, uint32_t wqebbs,
                                          const DcPaceTarget& target, bool pointer, uint64_t bytes,
-                                         bool connections = true, const PipeClaim& prepaid = PipeClaim{}) {
+                                         bool connections = true) {
   DISSECT_PHASE_START;
   const bool connect = qp.dc_connected != target.tag;
   qp.dc_connected = start + wqebbs < qp.sq_target ? target.tag : 0;  // idle after this WQE: disconnected
@@ -67,11 +66,10 @@ DISSECT_HD inline uint64_t pace_dc_write(const TimingProfile& p, const PipeRates
   // claim: made here, since the out-of-line call cost ~2,200 cycles for it (instruction fetch;
   // phase counters, H200, 2026-12-03).
   if (connection_model(p) && (connections || target.nic != &local)) {
-    return_pipe_claim<TABLE_SCOPE>(&local.pipe_busy_until, prepaid);  // claimed whole there
     slot = dc_connection_state(local, qp.qpn, &qp.dc_destination, *target.nic, target.dctn, bytes, connections);
   } else {
-    slot = claim_rest<TABLE_SCOPE>(&local.pipe_busy_until, pipe_ns(rates, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS,
-                                   prepaid);
+    const double units = pipe_ns(rates, 1, static_cast<double>(bytes)) * PIPE_UNITS_PER_NS;
+    if (units > 0) slot = claim_pipe<TABLE_SCOPE>(&local.pipe_busy_until, static_cast<uint64_t>(units));
   }
   if (slot > ready) ready = slot;
   DISSECT_PHASE(18);

@@ -23,6 +23,9 @@ enum InFlightStage : uint8_t {
   IN_FLIGHT_CQE,      // the payload moved: the CQE (if any), then the lookup
 };
 
+// The requester's context lookup a held WQE makes after its CQE (connection_state.h: RC's
+// charge_connection_state, DC's dc_charge_send_lookup); none without the connection-state model.
+enum InFlightLookup : uint8_t { IN_FLIGHT_NO_LOOKUP, IN_FLIGHT_RC_LOOKUP, IN_FLIGHT_DC_LOOKUP };
 
 // The inline payload bytes a held WQE can carry: a DC WRITE's in two WQEBBs after a compact
 // address vector (dc_batch.h), the largest lone one.
@@ -38,14 +41,18 @@ struct InFlight {
   mlx5::mlx5_cqe64* entry;  // null: no CQE (an unsignalled WRITE)
   uint32_t cqe_tail;        // the last word publish_cqe stores
   uint64_t doorbell_rung_ns, doorbell_seen_ns;
-  // The requester's context lookup begun at the hold (connection_state.h), ended after the CQE
-  // (charge_send_lookup) at `local`, the requester's NIC, when `lookup` is set.
-  SendLookup send_lookup;
+  uint32_t qpn;
+  // The DC lookup's operands (IN_FLIGHT_DC_LOOKUP): the DCI's NIC, its destination word in its
+  // copy and in its QpContext, the target NIC and DCT number.
   NicTables* local;
+  uint32_t* copy_destination;
+  uint32_t* qp_destination;
+  const NicTables* target;
+  uint32_t dctn;
   uint64_t held_ns;  // when it was held (phase counters only: engine/phases.h 32, 33)
   uint8_t stage;   // InFlightStage
   uint8_t system;  // the CQE's observers are beyond the engine's GPU (publish_cqe's scope)
-  uint8_t lookup;  // 1: send_lookup waits for the CQE
+  uint8_t lookup;  // InFlightLookup
 };
 
 // How near its date a held step is done in the pass that finds it, by spinning to the date: an

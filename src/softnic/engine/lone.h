@@ -66,6 +66,7 @@ DISSECT_HD inline void hold_cqe(InFlight& f, const QpContext& v, bool wants_cqe,
   }
   f.doorbell_rung_ns = v.doorbell_rung_ns;
   f.doorbell_seen_ns = v.doorbell_seen_ns;
+  f.qpn = v.qpn;
   f.system = system ? 1 : 0;
 }
 
@@ -89,11 +90,17 @@ DISSECT_HD inline void publish_held_cqe(const InFlight& f) {
 #endif
 }
 
-// The requester's context lookup a held WQE ends after its CQE (in_flight.h), then nothing is
-// held. A hit is a counter's reduction; a miss claims the pipe.
-DISSECT_HD inline void look_up_held(InFlight& f) {
-  charge_send_lookup(f.local, f.send_lookup);
-  f.lookup = 0;
+// The requester's context lookup a held WQE makes after its CQE (in_flight.h), then nothing is
+// held. Out of line: dependent round trips, and only under a profile with the connection model.
+DISSECT_HD inline DISSECT_COLD void look_up_held(Window& w) {
+  InFlight& f = w.in_flight;
+  if (f.lookup == IN_FLIGHT_RC_LOOKUP) {
+    charge_connection_state(w, f.qpn);
+  } else if (f.lookup == IN_FLIGHT_DC_LOOKUP) {
+    dc_charge_send_lookup(*f.local, w.qp_cache, f.qpn, f.copy_destination, *f.target, f.dctn);
+    *f.qp_destination = *f.copy_destination;
+  }
+  f.lookup = IN_FLIGHT_NO_LOOKUP;
 }
 
 // The held WQE's steps (in_flight.h) whose dates have come or come within IN_FLIGHT_SPIN_NS,
@@ -124,7 +131,7 @@ DISSECT_HD inline DISSECT_COLD void release_in_flight(Window& w, bool settle) {
       publish_held_cqe<Scope::gpu>(f);
     }
   }
-  if (f.lookup != 0) look_up_held(f);
+  if (f.lookup != IN_FLIGHT_NO_LOOKUP) look_up_held(w);
   f.stage = IN_FLIGHT_NONE;
 }
 
@@ -143,7 +150,7 @@ DISSECT_HD inline void release_in_place(Window& w) {
     wait_until(f.cqe_ns);
     publish_held_cqe<Completion>(f);
   }
-  if (f.lookup != 0) look_up_held(f);
+  if (f.lookup != IN_FLIGHT_NO_LOOKUP) look_up_held(w);
   f.stage = IN_FLIGHT_NONE;
 }
 
@@ -189,48 +196,25 @@ DISSECT_HD inline InFlight& begin_hold(Window& w) {
   return w.in_flight;
 }
 
-// A held WQE's lookup, begun at the hold (`lookup`), released with it: in place, then ended from
-// the caller's registers after the CQE; or handed to the loop (release_in_flight ends it after the
-// CQE). Only the loop's branch stores it into the Window (shared memory): a store of the exchange's
-// result waits for its round trip, and one before the in-place release, even predicated off,
-// put that wait before the CQE's stamp (+0.45 us cx7-ib RC inline put+completion, H100, stop 46).
-template <Scope Completion>
-DISSECT_HD inline void release_or_hand_over(Window& w, const SendLookup& lookup, NicTables* local) {
-  InFlight& f = w.in_flight;
-  if (release_now(w)) {
-    release_in_place<Completion>(w);
-    charge_send_lookup(local, lookup);
-    return;
-  }
-  if (lookup.miss_ns != 0) {
-    f.send_lookup = lookup;
-    f.local = local;
-    f.lookup = 1;
-  }
-}
-
 // A paced lone WQE, read and checked (`x`), held (in_flight.h): its CQE written but for its stamp
-// and last word (hold_cqe), its dates from pace_payloads as a window of one (`message`: its
-// message stage, claimed before the WQE was read; a failed WQE moves nothing), its requester
-// lookup begun (ended after the CQE); the payload, the CQE's release and the lookup's end wait for
-// release_in_flight, before this returns when release_now says so (a Window that does not hold, or
-// dates too near); the WQE is retired after that.
+// and last word (hold_cqe), its dates from pace_payloads as a window of one (a failed WQE moves
+// nothing); the payload, the CQE's release and the requester's lookup wait for release_in_flight,
+// before this returns when release_now says so (a Window that does not hold, or dates too near);
+// the WQE is retired after that.
 template <Scope Completion>
-DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const ExpressWqe& x,
-                                         const PipeClaim& message) {
+DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp, const ExpressWqe& x) {
   QpContext& v = copy.view;
   InFlight& f = begin_hold(w);
   const bool moves = x.syndrome == 0;
   const bool reads_source = moves && x.opcode == mlx5::MLX5_OPCODE_RDMA_WRITE && x.plan.source != nullptr;
-  // First, so that the exchange's round trip overlaps the hold's stores and the pipe's claim.
-  const SendLookup lookup = moves ? begin_lone_lookup(w, v.qpn) : SendLookup{};
   f.plan = x.plan;
   if (x.plan.source == nullptr) hold_inline_words<(2 * mlx5::MLX5_SEND_WQE_DS + 4) / 4>(f, x.word, x.plan.length);
   const bool wants_cqe = x.signaled != 0 || x.syndrome != 0;
   hold_cqe(f, v, wants_cqe, WqeOutcome{x.syndrome, x.opcode, x.signaled != 0, 1, x.plan.length},
            Completion == Scope::system);
-  f.data_ns = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false, message);
+  f.data_ns = pace_payloads(w, v, moves ? 1 : 0, x.plan.length, reads_source, false);
   f.cqe_ns = cqe_release_ns(w.profile, f.data_ns);
+  f.lookup = moves && w.profile.qp_cache_entries != 0 ? IN_FLIGHT_RC_LOOKUP : IN_FLIGHT_NO_LOOKUP;
   f.stage = IN_FLIGHT_PAYLOAD;
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
   const uint64_t held_at = now_ns();  // 19: how late the hold came, 25: how early
@@ -240,7 +224,7 @@ DISSECT_HD inline uint32_t hold_lone_wqe(Window& w, QpCopy& copy, QpContext& qp,
 #endif
   // Released in place before the retirement: its counters are relaxed adds, which the CQE's release
   // would otherwise wait for (a fast lone WQE retires after its CQE too).
-  release_or_hand_over<Completion>(w, lookup, w.nic);
+  if (release_now(w)) release_in_place<Completion>(w);
   retire_lone(qp, copy, x, wants_cqe);
   return x.syndrome;
 }
@@ -265,18 +249,12 @@ DISSECT_HD inline uint32_t lone_wqe(Window& w, QpCopy& copy, QpContext& qp) {
     return NOT_LONE;  // a DCI; no answering responder (the staged checks give the syndrome)
   }
   DISSECT_PHASE_START;
-  // Paced: the message's share of the pipe claimed before the WQEBB is read, the two round trips
-  // overlapping (claim_message_stage); given back when the WQE is another window's.
-  const PipeClaim message = Paced ? claim_message_stage(w.rates, w.pipe) : PipeClaim{};
   ExpressWqe x;
   read_express_wqe(copy, 0, x);
-  if (!x.joins) {
-    if (Paced) return_pipe_claim<TABLE_SCOPE>(w.pipe, message);
-    return NOT_LONE;
-  }
+  if (!x.joins) return NOT_LONE;
   DISSECT_PHASE(12);
   if (Paced) {
-    const uint32_t syndrome = hold_lone_wqe<Completion>(w, copy, qp, x, message);
+    const uint32_t syndrome = hold_lone_wqe<Completion>(w, copy, qp, x);
     DISSECT_PHASE(13);
 #if defined(__CUDA_ARCH__) && defined(DISSECT_ENGINE_PHASES)
     atomicAdd(&engine_phase_cycles[15], 1ull);

@@ -670,13 +670,10 @@ DISSECT_HD inline DISSECT_COLD ConnectionCost connection_state(Window& w, const 
 // (finish_window) or holds the WQE until (hold_lone); the CQEs follow data_to_cqe after it, so
 // the engine's own copying overlaps the modelled acknowledgement rather than adding to it.
 // `connections`: the requester's context lookup now (its miss delays this window); false for a
-// lone window, which ends it after its CQE (begin_lone_lookup). The responder's receive
+// lone window, which makes it after its CQE (charge_connection_state). The responder's receive
 // processing is claimed here either way: it is the responder's back-pressure.
-// `prepaid`: the window's message stage claimed already (claim_message_stage), its end taken
-// and its units deducted from the claim made here.
 DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t messages,
-                                         uint64_t bytes, bool pointer, bool connections = true,
-                                         const PipeClaim& prepaid = PipeClaim{}) {
+                                         uint64_t bytes, bool pointer, bool connections = true) {
   DISSECT_PHASE_START;
   const TimingProfile& p = w.profile;
   // From the doorbell's ring date (apply_doorbell): the profile's latency is the NIC's from the
@@ -693,30 +690,25 @@ DISSECT_HD inline uint64_t pace_payloads(Window& w, const QpContext& v, uint32_t
     if (c.received > ready) ready = c.received;
   }
   DISSECT_PHASE(17);
-  const uint64_t end = claim_rest<TABLE_SCOPE>(w.pipe, cost, prepaid);
-  if (end > ready) ready = end;
+  if (cost > 0 && w.pipe != nullptr) {
+    const uint64_t end = claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(cost));
+    if (end > ready) ready = end;
+  }
   DISSECT_PHASE(18);
   return ready;
 }
 
-// One message's share of the NIC's pipe (its message stage, no payload bytes), claimed before the
-// WQE is read: the lone windows (lone.h, dc_batch.h) know one WQE is announced but not yet its
-// payload, and the claim's atomic round trip then overlaps the WQEBB's instead of following it
-// (~570 cycles, phase 18, H100). The payload's share beyond it is claimed at the pacing
-// (pace_payloads' `prepaid`); a WQE that another window takes gives it back (return_pipe_claim).
-// Nothing without a pipe or a message ceiling.
-DISSECT_HD inline PipeClaim claim_message_stage(const PipeRates& rates, uint64_t* pipe) {
-  const uint64_t units = static_cast<uint64_t>(pipe_cost_units(rates, 1, 0));
-  if (pipe == nullptr || units == 0) return PipeClaim{};
-  return begin_pipe_claim<TABLE_SCOPE>(pipe, units);
-}
-
-// A lone window's requester lookup (connection_state.h, SendLookup): begun when its WQE is known
-// to move, ended after its CQE, where a send miss claims its cost of this NIC's pipe, so it delays
-// the NIC's later messages rather than this one. Made at once after the CQE, out of line, it kept
-// the engine warp ~1,040 cycles from the next doorbell (phase counters, H200, 2026-12-03).
-DISSECT_HD inline SendLookup begin_lone_lookup(const Window& w, uint32_t qpn) {
-  return begin_send_lookup(w.nic, w.qp_cache, w.profile, qpn);
+// A lone window's requester lookup, made after its CQE (lone.h): a send miss claims its cost of
+// this NIC's pipe, so it delays the NIC's later messages rather than this one. Off the latency
+// path: the lookup is dependent round trips (the cache's pointer, an exchange on its slot), 2,650
+// cycles before the payload on the H200 (phase counters, 2026-12-03).
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, uint32_t qpn);
+DISSECT_HD inline void charge_connection_state(Window& w, const QpContext& v) { charge_connection_state(w, v.qpn); }
+DISSECT_HD inline DISSECT_COLD void charge_connection_state(Window& w, uint32_t qpn) {
+  if (w.profile.qp_cache_entries == 0 || w.nic == nullptr) return;
+  double units = 0;
+  send_processing(*w.nic, w.qp_cache, w.profile, qpn, &units);
+  if (units > 0 && w.pipe != nullptr) claim_pipe<TABLE_SCOPE>(w.pipe, static_cast<uint64_t>(units));
 }
 
 // What finish_window asks of every WQE of the window, read in two passes (Lanes::ballots): the

@@ -165,8 +165,8 @@ TEST(ConnectionState, TinyCacheMissesAreCountedAndEachCostsThePipeOfTheNicThatMi
   // Each NIC's pipe, claimed from t0 on, carries at least its misses x its miss cost (a claim
   // never lags the clock, then adds its cost), and never ends after the run but for one send
   // miss: every window waits for its claim (and for the responder's), so the clock passes both,
-  // except that these one-WQE windows are lone windows, whose send lookup ends after the CQE
-  // (charge_send_lookup: its miss delays the NIC's next message, not this one).
+  // except that these one-WQE windows are lone windows, whose send lookup follows the CQE
+  // (charge_connection_state: its miss delays the NIC's next message, not this one).
   const uint64_t t1 = dissect::now_ns();
   EXPECT_GE(pipe_ns(*rig.a), t0 + a.send_misses * kSendMissNs);
   EXPECT_LE(pipe_ns(*rig.a), t1 + kSendMissNs);
@@ -203,67 +203,11 @@ TEST(ConnectionState, EachMissAddsItsCostToThePipeOfTheNicThatMissed) {
   EXPECT_EQ(b.context_cache.receive_misses, 1u);
 }
 
-// A lookup in halves (a lone window's: begun at the hold, ended after the CQE) counts and costs
-// what one made at once does; a DCI's new destination is a miss whatever the slot held.
-TEST(ConnectionState, ALookupInHalvesIsOneLookup) {
-  const sn::TimingProfile p = model(2);
-  sn::NicTables a{};
-  std::vector<uint32_t> tags(2, 0);
-  a.profile = p;
-  a.qp_cache = tags.data();
-  const sn::SendLookup cold = sn::begin_send_lookup(&a, a.qp_cache, p, 0x100);
-  EXPECT_EQ(a.context_cache.send_lookups, 0u) << "counted when it ends";
-  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, cold), kSendMissNs * sn::PIPE_UNITS_PER_NS);
-  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, sn::begin_send_lookup(&a, a.qp_cache, p, 0x100)), 0) << "a hit";
-  EXPECT_EQ(a.context_cache.send_lookups, 2u);
-  EXPECT_EQ(a.context_cache.send_misses, 1u);
-  sn::NicTables target{};
-  target.nic_id = 3;
-  uint32_t destination = 0;
-  sn::end_send_lookup(&a, sn::begin_dc_send_lookup(a, a.qp_cache, p, 0x200, &destination, target, 7));
-  EXPECT_EQ(destination, 7u ^ (3u << 20));
-  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, sn::begin_dc_send_lookup(a, a.qp_cache, p, 0x200, &destination, target, 7)), 0)
-      << "the same DCT again: a hit";
-  EXPECT_DOUBLE_EQ(sn::end_send_lookup(&a, sn::begin_dc_send_lookup(a, a.qp_cache, p, 0x200, &destination, target, 8)),
-                   kSendMissNs * sn::PIPE_UNITS_PER_NS)
-      << "a new destination: the DCI's context set up again";
-  sn::TimingProfile no_cost = p;
-  no_cost.send_context_miss_ns = 0;
-  const sn::SendLookup none = sn::begin_send_lookup(&a, a.qp_cache, no_cost, 0x300);
-  EXPECT_EQ(none.miss_ns, 0u);
-  EXPECT_DOUBLE_EQ(sn::end_send_lookup(nullptr, none), 0) << "none made: nothing counted, nothing read";
-  EXPECT_EQ(a.context_cache.send_lookups, 5u);
-}
-
-// A claim's rest (pipe.h): a prepaid message stage is taken whole and only the rest is claimed; a
-// claim given back leaves the pipe's word where it was. On a pipe ahead of the clock, so that the
-// claims' fetch_max changes nothing.
-TEST(ConnectionState, APrepaidClaimIsDeductedAndAReturnedOneUndone) {
-  uint64_t pipe = (dissect::now_ns() + 60'000'000'000ull) * sn::PIPE_UNITS_PER_NS;
-  const uint64_t ahead = pipe;
-  const sn::PipeClaim message = sn::begin_pipe_claim<dissect::Scope::system>(&pipe, 16);
-  EXPECT_EQ(message.before, ahead);
-  EXPECT_EQ(sn::claim_end_ns(message), (ahead + 16) / sn::PIPE_UNITS_PER_NS);
-  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 16.5, message), sn::claim_end_ns(message))
-      << "the message stage alone: nothing more claimed";
-  EXPECT_EQ(pipe, ahead + 16);
-  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 0, message), sn::claim_end_ns(message))
-      << "a failed WQE: its fetch's message stands";
-  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 100, message), (ahead + 100) / sn::PIPE_UNITS_PER_NS)
-      << "a longer payload: the link's rest claimed after it";
-  EXPECT_EQ(pipe, ahead + 100);
-  const sn::PipeClaim given = sn::begin_pipe_claim<dissect::Scope::system>(&pipe, 40);
-  sn::return_pipe_claim<dissect::Scope::system>(&pipe, given);
-  EXPECT_EQ(pipe, ahead + 100);
-  EXPECT_EQ(sn::claim_rest<dissect::Scope::system>(&pipe, 8, sn::PipeClaim{}), (ahead + 108) / sn::PIPE_UNITS_PER_NS)
-      << "nothing prepaid: one claim, as claim_pipe";
-}
-
-// Lone windows claim a message's share of the pipe before reading the WQE (lone.h): one lone 8 B
-// write, and one pointer write of 4 KiB that the express window takes (so the lone window gives
-// its claim back), each holds the pipe for one message, not two. Sequential writes each wait for
-// their claim, so N of them take N message times and the pipe's word ends near the clock; a
-// message claimed twice would take 2N.
+// A lone window claims its message's share of the pipe once (lone.h, pace_payloads): a lone 8 B
+// write, and a pointer write of 4 KiB that the express window takes, each hold the pipe for one
+// message. Sequential writes each wait for their claim, so N of them take N message times and the
+// pipe's word ends near the clock; a message claimed twice (a lone window's claim kept when its
+// WQE goes to another window, say) would take 2N.
 TEST(ConnectionState, ALoneWindowClaimsItsMessageOnce) {
   constexpr uint64_t kMessageNs = 10'000'000;  // 10 ms: far above the engine's own time a write
   constexpr uint32_t kWrites = 3;
