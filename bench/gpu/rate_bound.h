@@ -9,9 +9,6 @@
 
 namespace dissect::bench::gpu {
 
-// deepest: the most WQEBBs any QP's NIC model held announced and not yet executed when one of its
-// windows opened (ModelCounters::deepest_backlog), over the run; limit: the most a QP's submitters may leave
-// outstanding before they wait for completions (the send queue, or a library's own bound).
 // The deepest send queue a rate run asks for, WQEBBs (nic::QpAttributes::sq_wqebbs's limit): where
 // a run's queues are to hold it whole (gpu-rate, gpu-proxy-rate --deep-queue), it is cut to this.
 inline constexpr uint32_t MAX_SQ_WQEBBS = 32768;
@@ -20,17 +17,21 @@ inline constexpr uint32_t MAX_SQ_WQEBBS = 32768;
 // reads (scripts/dissect_report/fidelity.py, HOLDING).
 inline constexpr const char* HOLDING = ", queue holding the run";
 
+// deepest: the most WQEBBs any QP's NIC model held announced and not yet executed when one of its
+// windows opened (ModelCounters::deepest_backlog), over the run; limit: the most a QP's submitters may leave
+// outstanding before they wait for completions (the send queue, or a library's own bound).
 struct RateBacklog {
   uint64_t deepest = 0, limit = 0;
 };
 
 // A submitter faster than the NIC model runs ahead until it waits for room, so the model's backlog
 // reaches the limit; one slower finds the model caught up, and room comes back before it is
-// needed: the backlog stays a few posts deep whatever the queue's size. Which of the two held is
-// the bottleneck; the rate's share of the model's ceiling goes beside it. (The 80 % rule before it
-// guessed from that share alone; on the H100 the two agreed on every row of Table 5, stop 44.)
+// needed: the backlog stays a few posts deep whatever the queue's size.
 inline bool submitters_waited(const RateBacklog& b) { return 2 * b.deepest >= b.limit; }
 
+// Which of the two held is the bottleneck; the rate's share of the model's ceiling goes beside it.
+// (The 80 % rule before it guessed from that share alone; on the H100 the two agreed on every row of
+// Table 5, stop 44.)
 inline std::string rate_bottleneck(double rate, double ceiling, const RateBacklog& b) {
   char share[64];
   const double percent = ceiling > 0 ? 100 * rate / ceiling : 0.0;
