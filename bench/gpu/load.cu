@@ -121,7 +121,11 @@ void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& 
   if (profile.enabled && profile.message_rate_mps > 0) {
     r.metrics.push_back(Metric{"profile rate cap", "Mmsg/s", {summarize({profile.message_rate_mps})}});
   }
-  r.knobs.push_back({"bottleneck", gpu::proxy_bottleneck(carried.p50(), ceiling, passes, profile)});
+  const gpu::WorkerQueues queues{c.workers, c.worker_sq_wqebbs};
+  if (const double in_flight = gpu::in_flight_bound_mmsgs(queues, profile); in_flight > 0) {
+    r.metrics.push_back(Metric{"send queues' in-flight bound", "Mmsg/s", {summarize({in_flight})}});
+  }
+  r.knobs.push_back({"bottleneck", gpu::proxy_bottleneck(carried.p50(), ceiling, passes, profile, queues)});
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling); below 80 % of it the "
                                      "bottleneck is read from the workers' chains and busy passes"});

@@ -209,7 +209,7 @@ std::string bottleneck(const RateConfig& c, const Point& p, double rate, double 
   if (p.holds_run) {
     return gpu::held_run_bottleneck(rate, ceiling, deepest, worker_run_wqebbs(c, p));
   }
-  return gpu::proxy_bottleneck(rate, ceiling, passes, profile);
+  return gpu::proxy_bottleneck(rate, ceiling, passes, profile, {p.workers, worker_sq_wqebbs(c, p)});
 }
 
 Result row_of(const RateConfig& c, const Point& p, const std::vector<PointRun>& runs) {
