@@ -276,11 +276,33 @@ class GpuProducerRules(unittest.TestCase):
     def test_reserved_queue_recovering_an_order_of_magnitude_is_reproduced(self):
         v = verdict_of(self.load_rows(100), self.ISOLATION)
         self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
-        self.assertIn("mini-gda, 64 CTAs/endpoint: shared", v.ours)
+        self.assertIn("mini-gda (fast), 64 CTAs/endpoint: shared", v.ours)
         self.assertIn("paced 30.0 Mmsg/s, mini-proxy reserved", v.ours)
 
     def test_reserved_queue_recovering_less_differs(self):
         self.assertEqual(verdict_of(self.load_rows(500), self.ISOLATION).verdict, fidelity.DIFFERS)
+
+    def proxy_depth_rows(self, depth, reserved_trip, bottleneck):
+        rows = [load_row("mini-proxy", n, q, t, 30) for n, q, t in ((0, "shared", 5), (64, "shared", 2000),
+                                                                    (64, "reserved", reserved_trip))]
+        for r in rows:
+            r["knobs"]["worker sq_wqebbs"] = str(depth)
+            r["nic_profile"] = "cx7-ib"
+            if r["knobs"]["background CTAs per endpoint"] == "64":
+                r["knobs"]["bottleneck"] = bottleneck
+        return rows
+
+    def test_an_isolation_the_model_bounded_counts_only_beside_one_it_did_not(self):
+        gda = [r for r in self.load_rows(100) if r["knobs"]["path"] == "mini-gda"]
+        engine = self.proxy_depth_rows(256, 100, "NIC model: the softnic host engine (rate >= 80 % of its ceiling)")
+        v = verdict_of(gda + engine, self.ISOLATION)
+        self.assertEqual(v.verdict, fidelity.NOT_MEASURABLE, v.ours)  # its rows are the model's
+        self.assertIn("mini-proxy (cx7-ib, worker send queues of 256 WQEBBs)", v.ours)
+        self.assertIn("† (the model bounded the background: does not count)", v.ours)
+        latency = self.proxy_depth_rows(32, 50, "the cx7-ib profile's completion latency over the workers' send queues")
+        v = verdict_of(gda + engine + latency, self.ISOLATION)
+        self.assertEqual(v.verdict, fidelity.REPRODUCED, v.ours)
+        self.assertIn("mini-proxy (cx7-ib, worker send queues of 32 WQEBBs), 64 CTAs/endpoint: shared 2,000", v.ours)
 
     def goodput_rows(self, gda_first, reference="the cx7-ib profile's link rate"):
         rows = []
