@@ -232,6 +232,10 @@ if has load; then
     run_load gpu_goodput_$p gpu-goodput --nic-profile $p ${QUICK:+--quick}
   done
   run_load gpu_load_reserved_paced gpu-load --probe reserved --background 64 --pace-mops 30 ${QUICK:+--quick}
+  # mini-proxy with two chains in flight a worker: the backlog sits in the rings, and cx7-ib's
+  # completion latency over the send queues (not the host engine) bounds the background.
+  run_load gpu_load_proxy_sq32_cx7-ib gpu-load --path mini-proxy --nic-profile cx7-ib --background 0,64 \
+    --worker-sq-depth 32 ${QUICK:+--quick}
 fi
 
 if has rate7; then
