@@ -128,7 +128,9 @@ void add_bottleneck(const LoadConfig& c, const LoadPoint& p, const QueueLayout& 
   r.knobs.push_back({"bottleneck", gpu::proxy_bottleneck(carried.p50(), ceiling, passes, profile, queues)});
   r.knobs.push_back({"ceiling_note", "model ceiling: the softnic host engine's rate on pre-built 8 B writes with "
                                      "one thread per worker QP (host-nic-ceiling); below 80 % of it the "
-                                     "bottleneck is read from the workers' chains and busy passes"});
+                                     "bottleneck is read from the workers' chains and busy passes, and "
+                                     "with their send queues full from what those hold in flight over the "
+                                     "profile's latency (send queues' in-flight bound)"});
 }
 
 Result base_row(const LoadConfig& c, const LoadPoint& p, const QueueLayout& l) {
