@@ -7,11 +7,11 @@
   fast  fast, 16 connections, 4 DCIs, DC only: payload valid, no connect, no ceiling (nothing waited)
 
 Exit 77 (skipped) without a CUDA device."""
-import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dissect_cli import metric, run  # noqa: E402
 
 dissect, case = sys.argv[1], sys.argv[2]
 BASE = ["gpu-connection-scaling", "--runs", "1", "--messages", "65536", "--visit", "256"]
@@ -21,24 +21,13 @@ COMMANDS = {
 }
 
 
-def run(words):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "results.json")
-        done = subprocess.run([dissect] + words + ["--output", out], capture_output=True, text=True, timeout=280)
-        if "no CUDA device: skipped" in done.stderr:
-            print("no CUDA device: skipped", file=sys.stderr)
-            sys.exit(77)
-        if done.returncode != 0:
-            sys.exit(f"{' '.join(words)} exited {done.returncode}: {done.stderr}")
-        return json.load(open(out))["results"]
-
-
-def metric(row, name):
-    return next((m["p50"] for m in row["metrics"] if m["name"] == name), None)
+def p50(row, name):
+    found = metric(row, name)
+    return found["p50"] if found else None
 
 
 failures = []
-results = run(COMMANDS[case])
+results = run(dissect, COMMANDS[case])
 dc = [r for r in results if r["knobs"].get("transport") == "dc"]
 rc = [r for r in results if r["knobs"].get("transport") == "rc"]
 expected = (2, 2) if case == "cx7" else (1, 0)
@@ -52,9 +41,9 @@ for r in results:
         failures.append(f"{r['label']}: not labelled as the softnic model")
     if k.get("figure") != "10b" or "connections" not in k or "writes_per_visit" not in k:
         failures.append(f"{r['label']}: no figure = 10b, connections or writes_per_visit knob")
-    if not (metric(r, "message rate") or 0) > 0:
+    if not (p50(r, "message rate") or 0) > 0:
         failures.append(f"{r['label']}: no message rate")
-    waiting = metric(r, "submitters waiting for the model")
+    waiting = p50(r, "submitters waiting for the model")
     if waiting is None or not 0 <= waiting <= 100:
         failures.append(f"{r['label']}: submitters waiting for the model {waiting}, a share in [0, 100] %")
 for r in dc:
@@ -67,7 +56,7 @@ for r in dc:
         failures.append(f"{r['label']}: dc_connect_check {k.get('dc_connect_check')}")
     if int(k.get("dci_destination_pairs", 0)) != int(k.get("dcis", 0)) * int(k.get("connections", 0)):
         failures.append(f"{r['label']}: dci_destination_pairs is not dcis x connections")
-    connects, ceiling, rate = metric(r, "DC connects per visit"), metric(r, "model ceiling"), metric(r, "message rate")
+    connects, ceiling, rate = p50(r, "DC connects per visit"), p50(r, "model ceiling"), p50(r, "message rate")
     if case == "cx7":
         if "FITTED" not in k.get("dc_connect_ns", ""):
             failures.append(f"{r['label']}: dc_connect_ns not named fitted: {k.get('dc_connect_ns')}")
@@ -85,7 +74,7 @@ for r in dc:
     print(f"{r['label']}: {rate:.1f} Mmsg/s, ceiling {ceiling}, connects/visit {connects}, "
           f"{k.get('bottleneck', '')}")
 for r in rc:
-    print(f"{r['label']}: {metric(r, 'message rate'):.1f} Mmsg/s, ceiling {metric(r, 'model ceiling')}")
+    print(f"{r['label']}: {p50(r, 'message rate'):.1f} Mmsg/s, ceiling {p50(r, 'model ceiling')}")
 if failures:
     sys.exit("\n".join(failures))
 print(f"ok: {case}")

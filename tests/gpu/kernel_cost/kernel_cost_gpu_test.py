@@ -1,24 +1,14 @@
 """gpu-kernel-cost on 8 blocks with short work: every case of both paths (mini-gda, mini-proxy),
 both callers and both builds runs, validates its payload, and carries the loss, registers, local
 memory and residency its row explains. Exit 77 (skipped) without a CUDA device."""
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
-dissect = sys.argv[1]
-with tempfile.TemporaryDirectory() as tmp:
-    out = os.path.join(tmp, "kernel_cost.json")
-    run = subprocess.run([dissect, "gpu-kernel-cost", "--blocks", "8", "--live", "8", "--messages", "1,4",
-                          "--sizes", "8,7K", "--compute-steps", "4096", "--stream-steps", "1024", "--runs", "1",
-                          "--output", out], capture_output=True, text=True, timeout=240)
-    if "no CUDA device: skipped" in run.stderr:
-        print("no CUDA device: skipped", file=sys.stderr)
-        sys.exit(77)
-    if run.returncode != 0:
-        sys.exit(f"gpu-kernel-cost exited {run.returncode}: {run.stderr}")
-    results = json.load(open(out))["results"]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dissect_cli import run  # noqa: E402
+
+results = run(sys.argv[1], ["gpu-kernel-cost", "--blocks", "8", "--live", "8", "--messages", "1,4", "--sizes",
+                            "8,7K", "--compute-steps", "4096", "--stream-steps", "1024", "--runs", "1"], timeout=240)
 
 failures = []
 # Per path and caller: the baseline, then per build: code only and send / send-wait x 2 counts x

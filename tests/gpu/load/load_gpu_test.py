@@ -11,11 +11,11 @@
               posting rate (the workers' own pace) and the model's deepest backlog
 
 Every row must validate its payload. Exit 77 (skipped) without a CUDA device."""
-import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from dissect_cli import metric, run  # noqa: E402
 
 dissect, case = sys.argv[1], sys.argv[2]
 LOAD = ["gpu-load", "--background", "0,2", "--iterations", "50", "--warmup", "5", "--probe-ms", "50",
@@ -30,24 +30,8 @@ COMMANDS = {
 }
 
 
-def run(words):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "results.json")
-        done = subprocess.run([dissect] + words + ["--output", out], capture_output=True, text=True, timeout=280)
-        if "no CUDA device: skipped" in done.stderr:
-            print("no CUDA device: skipped", file=sys.stderr)
-            sys.exit(77)
-        if done.returncode != 0:
-            sys.exit(f"{' '.join(words)} exited {done.returncode}: {done.stderr}")
-        return json.load(open(out))["results"]
-
-
-def metric(row, name):
-    return next((m for m in row["metrics"] if m["name"] == name), None)
-
-
 failures = []
-results = run(COMMANDS[case])
+results = run(dissect, COMMANDS[case])
 for r in results:
     if not r["payload_validated"]:
         failures.append(f"{r['label']}: payload not validated ({r['knobs'].get('note', '')})")
