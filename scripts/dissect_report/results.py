@@ -98,7 +98,10 @@ def is_softnic(row):
 
 
 def nic_profile(row):
-    return row.get("nic_profile") or environment(row).get("nic_profile")
+    # The experiments write the profile among their knobs; older files at the top or in the
+    # environment.
+    return (row.get("knobs", {}).get("nic_profile") or row.get("nic_profile")
+            or environment(row).get("nic_profile"))
 
 
 def sm_clocks(results):

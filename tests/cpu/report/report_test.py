@@ -287,7 +287,7 @@ class GpuProducerRules(unittest.TestCase):
                                                                     (64, "reserved", reserved_trip))]
         for r in rows:
             r["knobs"]["worker sq_wqebbs"] = str(depth)
-            r["nic_profile"] = "cx7-ib"
+            r["knobs"]["nic_profile"] = "cx7-ib"  # where gpu-load writes it (bench/gpu/load.cu)
             if r["knobs"]["background CTAs per endpoint"] == "64":
                 r["knobs"]["bottleneck"] = bottleneck
         return rows
